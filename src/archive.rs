@@ -1,0 +1,387 @@
+//! Safe streaming unpack of `.tar.gz` archives, hashing every file on the way.
+//!
+//! [`unpack_tar_gz`] takes an allowlist view of an archive: only directories,
+//! regular files, and links that stay inside the destination; only plain
+//! path components (no absolute paths, no `..`); never through a symbolic
+//! link an earlier entry made. Executable bits are kept, setuid, setgid and
+//! sticky bits dropped, ownership never taken from the archive, and the
+//! total unpacked size is bounded ([`Limits`]). Refusals are
+//! [`UnpackError`]s naming the entry.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::system::UnpackedFile;
+
+/// Bounds on what one archive may unpack to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most bytes of file contents, all entries together. A gzip bomb stops here.
+    pub max_bytes: u64,
+    /// Most entries.
+    pub max_entries: u64,
+}
+
+impl Default for Limits {
+    /// 16 GiB and 200,000 entries: a CUDA build with its runtime is under
+    /// 2 GB and a few hundred files.
+    fn default() -> Self {
+        Limits { max_bytes: 16 << 30, max_entries: 200_000 }
+    }
+}
+
+/// Why an archive was refused or could not be unpacked.
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    /// An entry the allowlist refuses, named as the archive names it.
+    #[error("archive entry `{entry}` refused: {why}")]
+    Refused {
+        /// The entry's path in the archive.
+        entry: String,
+        /// What makes it unsafe.
+        why: String,
+    },
+    /// The archive unpacks to more than [`Limits`] allow.
+    #[error("archive unpacks to more than {limit} {what}; refused as a possible decompression bomb")]
+    TooLarge {
+        /// "bytes" or "entries".
+        what: &'static str,
+        /// The bound exceeded.
+        limit: u64,
+    },
+    /// The archive is not a readable `.tar.gz` (truncated, corrupt).
+    #[error("archive is not a readable .tar.gz: {0}")]
+    Corrupt(String),
+    /// Writing the unpacked files failed.
+    #[error("{op} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+}
+
+/// Unpacks the `.tar.gz` stream `reader` into the existing directory `dest`.
+///
+/// Returns every regular file placed (and hard link made), with its size in
+/// bytes and sha256, sorted by path. On error, what was written so far stays
+/// for the caller to remove with the rest of its staging directory.
+///
+/// # Errors
+/// [`UnpackError::Refused`] for an entry outside the allowlist,
+/// [`UnpackError::TooLarge`] past `limits`, [`UnpackError::Corrupt`] for a
+/// stream that is not gzip'd tar, [`UnpackError::Io`] when writing fails.
+pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<Vec<UnpackedFile>, UnpackError> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
+    let mut files = Vec::new();
+    let mut total: u64 = 0;
+    let mut count: u64 = 0;
+    let entries = archive.entries().map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        count += 1;
+        if count > limits.max_entries {
+            return Err(UnpackError::TooLarge { what: "entries", limit: limits.max_entries });
+        }
+        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let refuse = |why: &str| UnpackError::Refused { entry: raw.clone(), why: why.to_string() };
+        let rel = safe_relative(&raw).map_err(|why| refuse(&why))?;
+        if rel.as_os_str().is_empty() {
+            continue; // "./" itself
+        }
+        let target = dest.join(&rel);
+        check_no_symlink_parents(dest, &rel).map_err(|why| refuse(&why))?;
+        let kind = entry.header().entry_type();
+        let mode = entry.header().mode().map_err(|e| UnpackError::Corrupt(e.to_string()))? & 0o777;
+        match kind {
+            tar::EntryType::Directory => {
+                create_dir(&target)?;
+            }
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                if let Some(parent) = target.parent() {
+                    create_dir(parent)?;
+                }
+                remove_existing(&target, &raw)?;
+                let budget = limits.max_bytes - total;
+                let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
+                total += bytes;
+                set_mode(&target, mode)?;
+                files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
+            }
+            tar::EntryType::Symlink => {
+                let link = entry
+                    .link_name()
+                    .map_err(|e| UnpackError::Corrupt(e.to_string()))?
+                    .ok_or_else(|| refuse("symbolic link without a target"))?;
+                let parent = rel.parent().unwrap_or(Path::new(""));
+                if link.is_absolute() || !stays_inside(parent, &link) {
+                    return Err(refuse(&format!("symbolic link to `{}` points outside the archive's directory", link.display())));
+                }
+                if let Some(p) = target.parent() {
+                    create_dir(p)?;
+                }
+                remove_existing(&target, &raw)?;
+                std::os::unix::fs::symlink(&link, &target)
+                    .map_err(|source| UnpackError::Io { op: "create symbolic link", path: target.clone(), source })?;
+            }
+            tar::EntryType::Link => {
+                let link = entry
+                    .link_name()
+                    .map_err(|e| UnpackError::Corrupt(e.to_string()))?
+                    .ok_or_else(|| refuse("hard link without a target"))?;
+                let link_rel = safe_relative(&link.to_string_lossy())
+                    .map_err(|why| refuse(&format!("hard link to `{}`: {why}", link.display())))?;
+                check_no_symlink_parents(dest, &link_rel).map_err(|why| refuse(&why))?;
+                let source = dest.join(&link_rel);
+                let meta = fs::symlink_metadata(&source)
+                    .map_err(|_| refuse(&format!("hard link to `{}`, which the archive has not placed", link.display())))?;
+                if !meta.is_file() {
+                    return Err(refuse(&format!("hard link to `{}`, which is not a regular file", link.display())));
+                }
+                if let Some(p) = target.parent() {
+                    create_dir(p)?;
+                }
+                remove_existing(&target, &raw)?;
+                fs::hard_link(&source, &target)
+                    .map_err(|source| UnpackError::Io { op: "create hard link", path: target.clone(), source })?;
+                let linked = slash_path(&link_rel);
+                if let Some(f) = files.iter().find(|f| f.path == linked).cloned() {
+                    files.push(UnpackedFile { path: slash_path(&rel), ..f });
+                }
+            }
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader | tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {}
+            other => return Err(refuse(&format!("{} entries are not unpacked", kind_name(other)))),
+        }
+    }
+    files.sort();
+    files.dedup_by(|a, b| a.path == b.path);
+    Ok(files)
+}
+
+/// sha256 of everything `reader` yields, lowercase hex, and the byte count.
+///
+/// # Errors
+/// The reader's.
+pub fn sha256_reader(mut reader: impl Read) -> io::Result<(u64, String)> {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut n_total = 0u64;
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        n_total += n as u64;
+    }
+    Ok((n_total, hex::encode(hasher.finalize())))
+}
+
+/// The entry path as plain components, or why not.
+fn safe_relative(raw: &str) -> Result<PathBuf, String> {
+    let mut out = PathBuf::new();
+    for c in Path::new(raw).components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("its path climbs out with `..`".into()),
+            Component::RootDir | Component::Prefix(_) => return Err("its path is absolute".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a relative link target, read from directory `parent` (relative
+/// to the destination), stays inside the destination.
+fn stays_inside(parent: &Path, link: &Path) -> bool {
+    let mut depth: i64 = parent.components().count() as i64;
+    for c in link.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return false,
+        }
+    }
+    true
+}
+
+/// Refuses a path whose directories include a symbolic link: an earlier
+/// entry could aim one anywhere, and writing through it escapes.
+fn check_no_symlink_parents(dest: &Path, rel: &Path) -> Result<(), String> {
+    let mut at = dest.to_path_buf();
+    let parts: Vec<_> = rel.components().collect();
+    for c in parts.iter().take(parts.len().saturating_sub(1)) {
+        at.push(c);
+        if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err("its path goes through a symbolic link".into());
+        }
+    }
+    Ok(())
+}
+
+fn create_dir(p: &Path) -> Result<(), UnpackError> {
+    fs::create_dir_all(p).map_err(|source| UnpackError::Io { op: "create directory", path: p.to_path_buf(), source })
+}
+
+/// Removes a file or link an earlier entry placed at `p`, so the new entry
+/// replaces it rather than writing through it; a directory there is refused.
+fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
+    match fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Err(UnpackError::Refused {
+            entry: raw.to_string(),
+            why: "a directory of the same name is already there".into(),
+        }),
+        Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io { op: "replace", path: p.to_path_buf(), source }),
+        Err(_) => Ok(()),
+    }
+}
+
+fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {
+    let io_err = |op, source| UnpackError::Io { op, path: target.to_path_buf(), source };
+    // create_new: never follows a link planted at this name.
+    let mut out = fs::OpenOptions::new().write(true).create_new(true).open(target).map_err(|e| io_err("create", e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut written = 0u64;
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        if n == 0 {
+            break;
+        }
+        written += n as u64;
+        if written > budget {
+            return Err(UnpackError::TooLarge { what: "bytes", limit });
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n]).map_err(|e| io_err("write", e))?;
+    }
+    Ok((written, hex::encode(hasher.finalize())))
+}
+
+fn set_mode(p: &Path, mode: u32) -> Result<(), UnpackError> {
+    // Owner may always read and write what it unpacked; the archive's
+    // execute bits are kept; setuid, setgid and sticky never are.
+    let mode = (mode & 0o777) | 0o600;
+    fs::set_permissions(p, fs::Permissions::from_mode(mode))
+        .map_err(|source| UnpackError::Io { op: "set permissions of", path: p.to_path_buf(), source })
+}
+
+fn slash_path(p: &Path) -> String {
+    p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+fn kind_name(t: tar::EntryType) -> &'static str {
+    match t {
+        tar::EntryType::Char => "character device",
+        tar::EntryType::Block => "block device",
+        tar::EntryType::Fifo => "FIFO",
+        _ => "special",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn tar_gz(build: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        build(&mut b);
+        let tar = b.into_inner().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&tar).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn header(path: &str, kind: tar::EntryType, mode: u32, size: u64) -> tar::Header {
+        let mut h = tar::Header::new_gnu();
+        // set_path refuses `..`; write the raw name as a hostile archive would.
+        let name = path.as_bytes();
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name);
+        h.set_entry_type(kind);
+        h.set_mode(mode);
+        h.set_size(size);
+        h.set_cksum();
+        h
+    }
+
+    fn file(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32, body: &[u8]) {
+        b.append(&header(path, tar::EntryType::Regular, mode, body.len() as u64), body).unwrap();
+    }
+
+    fn link(b: &mut tar::Builder<Vec<u8>>, path: &str, kind: tar::EntryType, to: &str) {
+        let mut h = header(path, kind, 0o777, 0);
+        h.set_link_name(to).unwrap();
+        h.set_cksum();
+        b.append(&h, &[][..]).unwrap();
+    }
+
+    #[test]
+    fn unpacks_files_with_digests_and_keeps_only_permission_bits() {
+        let gz = tar_gz(|b| {
+            file(b, "llama-b1/llama-server", 0o4755, b"server");
+            file(b, "llama-b1/LICENSE", 0o644, b"MIT");
+            link(b, "llama-b1/libggml.so.0", tar::EntryType::Symlink, "libggml.so");
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let files = unpack_tar_gz(&gz[..], dir.path(), Limits::default()).unwrap();
+        assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["llama-b1/LICENSE", "llama-b1/llama-server"]);
+        assert_eq!(files[1].sha256, hex::encode(Sha256::digest(b"server")));
+        let mode = fs::metadata(dir.path().join("llama-b1/llama-server")).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o755, "setuid dropped, execute kept");
+    }
+
+    #[test]
+    fn refuses_escapes_and_special_files() {
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("..", tar_gz(|b| file(b, "../evil", 0o644, b"x"))),
+            ("absolute", tar_gz(|b| file(b, "/tmp/evil", 0o644, b"x"))),
+            ("outside", tar_gz(|b| link(b, "a/up", tar::EntryType::Symlink, "../../etc"))),
+            ("outside", tar_gz(|b| link(b, "abs", tar::EntryType::Symlink, "/etc/passwd"))),
+            ("through a symbolic link", tar_gz(|b| {
+                link(b, "d", tar::EntryType::Symlink, ".");
+                file(b, "d/x", 0o644, b"x");
+            })),
+            ("FIFO", tar_gz(|b| b.append(&header("fifo", tar::EntryType::Fifo, 0o644, 0), &[][..]).unwrap())),
+            ("not placed", tar_gz(|b| link(b, "h", tar::EntryType::Link, "etc/shadow"))),
+        ];
+        for (says, gz) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let inner = dir.path().join("staging");
+            fs::create_dir(&inner).unwrap();
+            let e = unpack_tar_gz(&gz[..], &inner, Limits::default()).unwrap_err().to_string();
+            assert!(e.contains(says), "expected `{says}` in: {e}");
+            assert!(!dir.path().join("evil").exists());
+        }
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_byte_limit() {
+        let zeros = vec![0u8; 1 << 20];
+        let gz = tar_gz(|b| file(b, "big", 0o644, &zeros));
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack_tar_gz(&gz[..], dir.path(), Limits { max_bytes: 1000, max_entries: 10 }).unwrap_err();
+        assert!(matches!(e, UnpackError::TooLarge { what: "bytes", .. }), "{e}");
+    }
+
+    #[test]
+    fn truncated_archives_are_corrupt() {
+        let gz = tar_gz(|b| file(b, "f", 0o644, &[7u8; 100_000]));
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack_tar_gz(&gz[..gz.len() / 2], dir.path(), Limits::default()).unwrap_err();
+        assert!(matches!(e, UnpackError::Corrupt(_)), "{e}");
+    }
+}

@@ -1,0 +1,57 @@
+//! The command line: clap arguments and rendering, one file per
+//! subcommand. No logic lives here: each command parses its input, calls
+//! the library, renders, and returns the exit code.
+
+mod input;
+mod plan;
+mod simulate;
+
+use clap::{Parser, Subcommand};
+
+pub use input::Failure;
+
+/// Installs inference engines on Linux GPU nodes, and simulates the
+/// installation on described machines.
+#[derive(Debug, Parser)]
+#[command(
+    name = "llmgw",
+    version,
+    about = "Install inference engines (llama.cpp, vLLM, SGLang, uv) on Linux GPU nodes, or simulate it",
+    long_about = "Install inference engines (llama.cpp, vLLM, SGLang, uv) on Linux GPU nodes, or simulate it.\n\n\
+        For a machine and an engine, llmgw picks the builds the machine can run, downloads one, \
+        verifies every byte against the publisher's sha256 digest, unpacks it safely, proves that it \
+        loads (ldd) and computes on the GPU, falls back to the next build when one fails, and commits \
+        it atomically.\n\n\
+        A machine is described by a host description (JSON; see matrix/README.md). `simulate` runs the \
+        whole installation for one against a fake release server; `plan` shows the selection alone.",
+    after_help = "Examples:\n  \
+        llmgw simulate --host matrix/hosts/v100.json\n  \
+        llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \
+        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n\n\
+        Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
+)]
+pub struct Cli {
+    /// More log output on stderr (-v: info, -vv: debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the whole installation for a described machine against a fake release server.
+    Simulate(simulate::Args),
+    /// Show the builds a machine would try, best first, and why each other build is left out.
+    Plan(plan::Args),
+}
+
+/// Runs the command; the exit code, or the failure to report.
+pub fn run(cli: Cli) -> Result<i32, Failure> {
+    match cli.command {
+        Command::Simulate(a) => simulate::run(a),
+        Command::Plan(a) => plan::run(a),
+    }
+}

@@ -1,0 +1,85 @@
+//! `llmgw simulate`: one described machine, end to end, against the fake
+//! release server.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use llmgw::converge::{Outcome, Status};
+use llmgw::report::Report;
+use llmgw::simulate::{Simulation, default_wants};
+
+use super::input::{self, Failure};
+
+/// Arguments of `simulate`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    llmgw simulate --host matrix/hosts/v100.json\n  \
+    llmgw simulate --host node.json --want llama.cpp@b10850 --want uv@0.12.20 --format json")]
+pub struct Args {
+    /// The host description (JSON) of the machine to simulate.
+    #[arg(long, value_name = "FILE")]
+    host: PathBuf,
+    /// An engine to install: ENGINE@VERSION[:VARIANT], e.g. llama.cpp@b10850 or
+    /// llama.cpp@b10850:vulkan. Repeatable. Default: the wants of matrix/wants.json (embedded).
+    #[arg(long = "want", value_name = "ENGINE@VERSION[:VARIANT]")]
+    wants: Vec<String>,
+    /// A wants file ({"wants": [{"engine": …, "version": …}]}) instead of --want.
+    #[arg(long = "wants", value_name = "FILE")]
+    wants_file: Option<PathBuf>,
+    /// text for a person; json for programs (DESIGN.md section 8).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// Runs `simulate`.
+pub fn run(args: Args) -> Result<i32, Failure> {
+    let host = input::host(&args.host)?;
+    let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
+    let mut sim = Simulation::start(host).map_err(|e| Failure::Internal(e.to_string()))?;
+    let report = sim.converge(&wants);
+    match args.format {
+        Format::Json => print!("{}", report.to_json()),
+        Format::Text => print!("{}", text(&report)),
+    }
+    Ok(report.exit_code())
+}
+
+/// The report for a person: per engine, the outcome first, then each build
+/// tried or left out and why, then the binary and notes.
+pub fn text(report: &Report) -> String {
+    let mut out = format!("host: {}\n", report.host);
+    for s in &report.engines {
+        out.push('\n');
+        engine_block(&mut out, s);
+    }
+    out
+}
+
+fn engine_block(out: &mut String, s: &Status) {
+    let variant = s.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+    let _ = writeln!(out, "{} {}: {}{variant}", s.engine, s.version, s.state.as_str());
+    if s.attempts.is_empty() {
+        let _ = writeln!(out, "  {}", s.detail);
+    }
+    let width = s.attempts.iter().map(|a| a.variant.len()).max().unwrap_or(0);
+    for a in &s.attempts {
+        let what = match a.outcome {
+            Outcome::LeftOut => "left out",
+            o => o.as_str(),
+        };
+        let _ = writeln!(out, "  - {:<width$}  {what}: {}", a.variant, a.reason);
+    }
+    if let Some(b) = &s.binary {
+        let _ = writeln!(out, "  binary: {b}");
+    }
+    if let Some(n) = &s.note {
+        let _ = writeln!(out, "  note: {n}");
+    }
+}

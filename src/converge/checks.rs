@@ -1,0 +1,158 @@
+//! The checks that decide whether an unpacked build works: `ldd` of the
+//! binary and of the libraries it loads at run time, the version command,
+//! and the GPU device listing. Each returns the sentence that explains a
+//! failure, naming files by name (never by the staging path).
+
+use std::path::{Path, PathBuf};
+
+use crate::host::Host;
+use crate::parse::{devices, ldd};
+use crate::recipe::Build;
+use crate::system::{Cmd, System};
+
+/// Seconds the version command and the device listing may take.
+const PROGRAM_TIMEOUT_SECS: u64 = 120;
+
+/// Finds the first regular file named `name` in `root`, breadth first, in
+/// name order; `None` when there is none.
+///
+/// # Errors
+/// The sentence of a directory that cannot be listed.
+pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Option<PathBuf>, String> {
+    let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+    while let Some(dir) = queue.pop_front() {
+        let entries = sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default();
+        if let Some(e) = entries.iter().find(|e| !e.is_dir && e.name == name) {
+            return Ok(Some(dir.join(&e.name)));
+        }
+        queue.extend(entries.iter().filter(|e| e.is_dir).map(|e| dir.join(&e.name)));
+    }
+    Ok(None)
+}
+
+/// `ldd` of the binary and of each library it loads at run time (found
+/// beside it): every missing library and symbol version, in one sentence.
+///
+/// # Errors
+/// The sentence naming what is missing, or the library that is not there.
+pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<(), String> {
+    let dir = binary.parent().unwrap_or(Path::new("/"));
+    let mut files = vec![binary.to_path_buf()];
+    for lib in build.runtime_libraries.iter().chain(build.gpu.as_ref().map(|g| &g.library)) {
+        files.push(dir.join(lib));
+    }
+    let mut libs = std::collections::BTreeSet::new();
+    let mut versions = std::collections::BTreeSet::new();
+    for f in &files {
+        let name = file_name(f);
+        if sys.read(f).map_err(|e| e.to_string())?.is_none() {
+            return Err(format!("the build has no {name} beside {}", build.binary));
+        }
+        let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
+        let report = ldd::parse(&format!("{}{}", out.stdout, out.stderr));
+        if report.not_dynamic {
+            return Err(format!("ldd says {name} is not a dynamic executable"));
+        }
+        libs.extend(report.missing_libraries.into_iter().map(|l| (l, name.clone())));
+        versions.extend(report.missing_versions);
+    }
+    if libs.is_empty() && versions.is_empty() {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if !versions.is_empty() {
+        // One entry per version, glibc's before libstdc++'s, numerically.
+        let mut listed: Vec<(&str, Vec<u32>, String)> = versions
+            .iter()
+            .map(|v| {
+                let (family, number) = v.version.rsplit_once('_').unwrap_or((&v.version, ""));
+                let key = number.split('.').filter_map(|n| n.parse().ok()).collect();
+                (family, key, format!("{} ({})", v.version, v.library))
+            })
+            .collect();
+        listed.sort();
+        listed.dedup_by(|a, b| a.2 == b.2);
+        let listed: Vec<String> = listed.into_iter().map(|(_, _, s)| s).collect();
+        parts.push(format!("this system's libraries lack {}", listed.join(", ")));
+    }
+    if !libs.is_empty() {
+        let mut listed: Vec<String> = Vec::new();
+        for (lib, by) in &libs {
+            let entry = format!("{lib} (needed by {by})");
+            if !listed.iter().any(|l| l.starts_with(&format!("{lib} "))) {
+                listed.push(entry);
+            }
+        }
+        parts.push(format!("not found: {}", listed.join(", ")));
+    }
+    Err(format!("ldd: {}", parts.join("; ")))
+}
+
+/// Runs the version command; it must exit 0 and say the version.
+///
+/// # Errors
+/// The sentence with the exit status and the program's first line of error.
+pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<String, String> {
+    let cmd = Cmd::new(binary, build.version_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
+    let shown = format!("{} {}", build.binary, build.version_args.join(" "));
+    let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+    let text = format!("{}{}", out.stdout, out.stderr);
+    if !out.success() {
+        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+    }
+    if !text.contains(&build.version_says) {
+        return Err(format!(
+            "`{shown}` printed `{}`, which is not {} {}",
+            first_line(&text, binary),
+            build.binary,
+            build.version
+        ));
+    }
+    Ok(first_line(&text, binary))
+}
+
+/// Lists the GPU devices with the build's backend; every GPU of the host
+/// must be listed.
+///
+/// # Errors
+/// The sentence saying what was listed, with the backend's own diagnostics.
+pub fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
+    let Some(gpu) = &build.gpu else { return Ok(String::new()) };
+    let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
+    let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+    let shown = format!("{} {}", build.binary, gpu.list_args.join(" "));
+    if !out.success() {
+        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+    }
+    let listed: Vec<devices::Device> =
+        devices::parse(&out.stdout).into_iter().filter(|d| d.name.starts_with(&gpu.device_prefix)).collect();
+    let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
+    // ggml's own diagnostics say why a device is missing; they name no path.
+    let hints: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("ggml_")).collect();
+    let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
+    match listed.len() {
+        0 => Err(format!("the {} build lists no {} device{hint}", build.variant, gpu.device_prefix)),
+        n if n < want => Err(format!(
+            "the {} build lists {n} {} device(s) of this node's {want} GPUs{hint}",
+            build.variant, gpu.device_prefix
+        )),
+        _ => Ok(listed.iter().map(|d| format!("{}: {}", d.name, d.description)).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn exit_words(code: Option<i32>) -> String {
+    match code {
+        Some(c) => format!("exited {c}"),
+        None => "was killed (signal or time limit)".to_string(),
+    }
+}
+
+/// The first non-empty line, with the program's directory taken out.
+fn first_line(text: &str, binary: &Path) -> String {
+    let dir = binary.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").replace(&dir, "").trim().to_string()
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+}

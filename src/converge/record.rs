@@ -1,0 +1,83 @@
+//! Install records and where installs live in the engines directory.
+//!
+//! Layout under the engines directory:
+//!
+//! ```text
+//! <engines>/<engine>/<version>-<variant>/        the unpacked build (committed by rename)
+//! <engines>/<engine>/<version>-<variant>.json    its install record, written last
+//! <engines>/.staging/<engine>-<version>-<variant>/{downloads,tree}   work in progress
+//! ```
+//!
+//! A directory without its record is not an install: a crash between the
+//! rename and the record leaves nothing that counts as `ready`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::recipe::{Build, Engine};
+use crate::system::UnpackedFile;
+
+/// What was installed, written beside the install once it was seen to work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallRecord {
+    /// The engine.
+    pub engine: Engine,
+    /// The version installed.
+    pub version: String,
+    /// The variant installed.
+    pub variant: String,
+    /// The binary, relative to the install directory, `/`-separated.
+    pub binary: String,
+    /// Every file placed, with size in bytes and sha256: re-verified on every convergence.
+    pub files: Vec<UnpackedFile>,
+    /// Each asset's name and the sha256 it was verified against.
+    pub assets: Vec<AssetDigest>,
+    /// When it was installed, seconds since the Unix epoch.
+    pub installed_at: u64,
+}
+
+/// An asset and the digest it matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssetDigest {
+    /// The asset's file name.
+    pub name: String,
+    /// Its sha256, lowercase hex.
+    pub sha256: String,
+}
+
+/// The paths of one build's install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `<engines>/<engine>/<version>-<variant>`.
+    pub install: PathBuf,
+    /// `<engines>/<engine>/<version>-<variant>.json`.
+    pub record: PathBuf,
+    /// `<engines>/.staging/<engine>-<version>-<variant>`.
+    pub staging: PathBuf,
+}
+
+impl Paths {
+    /// The paths of `build` of `engine` under `engines`.
+    pub fn new(engines: &Path, engine: Engine, build: &Build) -> Paths {
+        let id = format!("{}-{}", build.version, build.variant);
+        let dir = engines.join(engine.as_str());
+        Paths {
+            install: dir.join(&id),
+            record: dir.join(format!("{id}.json")),
+            staging: engines.join(".staging").join(format!("{}-{id}", engine.as_str())),
+        }
+    }
+
+    /// Where the assets are downloaded to.
+    pub fn downloads(&self) -> PathBuf {
+        self.staging.join("downloads")
+    }
+
+    /// Where the assets are unpacked to, renamed to [`Paths::install`] on commit.
+    pub fn tree(&self) -> PathBuf {
+        self.staging.join("tree")
+    }
+}

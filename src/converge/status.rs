@@ -1,0 +1,104 @@
+//! The outcome of one want: [`Status`], with every build tried or left out
+//! ([`Attempt`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::recipe::Engine;
+
+/// Where a want stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Installed, verified, and seen to work (on the GPU, for a GPU build).
+    Ready,
+    /// Every candidate failed; `detail` says why each did.
+    Failed,
+    /// No published build can run on this node.
+    Unsupported,
+    /// The engine is not for this node (a GPU engine without a GPU): not a fault.
+    NotHere,
+    /// Not looked at yet.
+    Pending,
+    /// Being installed.
+    Installing,
+}
+
+impl State {
+    /// The state as written in reports: `ready`, `not_here`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Ready => "ready",
+            State::Failed => "failed",
+            State::Unsupported => "unsupported",
+            State::NotHere => "not_here",
+            State::Pending => "pending",
+            State::Installing => "installing",
+        }
+    }
+
+    /// Whether this state counts as a fault for the exit code (failed, unsupported).
+    pub fn is_fault(self) -> bool {
+        matches!(self, State::Failed | State::Unsupported)
+    }
+}
+
+/// What happened to one build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Installed and seen to work.
+    Installed,
+    /// Installed earlier; its files still verify and it still works.
+    Verified,
+    /// Installed earlier and no longer whole or working; removed.
+    Stale,
+    /// Tried and failed.
+    Failed,
+    /// Not tried: the recipe left it out for this host.
+    LeftOut,
+}
+
+impl Outcome {
+    /// The outcome as written in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Installed => "installed",
+            Outcome::Verified => "verified",
+            Outcome::Stale => "stale",
+            Outcome::Failed => "failed",
+            Outcome::LeftOut => "left_out",
+        }
+    }
+}
+
+/// One build tried or left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// The build's variant.
+    pub variant: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Why, in the words of the check that decided it.
+    pub reason: String,
+}
+
+/// The outcome for one want (DESIGN.md section 8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    /// The engine.
+    pub engine: Engine,
+    /// The version installed (can differ from the one asked for), or asked for.
+    pub version: String,
+    /// The variant installed; `null` when none is.
+    pub variant: Option<String>,
+    /// Where it stands.
+    pub state: State,
+    /// One line on why: what was installed, or why nothing could be.
+    pub detail: String,
+    /// Notes that do not change the state (a missing `avx2`); `null` when none.
+    pub note: Option<String>,
+    /// The installed binary's path; `null` when nothing is installed.
+    pub binary: Option<String>,
+    /// Every build tried or left out, in the recipe's order.
+    pub attempts: Vec<Attempt>,
+}

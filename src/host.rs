@@ -1,0 +1,525 @@
+//! Host descriptions: what a machine is, as JSON (DESIGN.md section 4).
+//!
+//! [`Host`] is the parsed, validated form; [`Host::from_json`] parses strictly
+//! (unknown fields are errors, a missing field names its JSON path) and
+//! [`HostError`] says what was wrong and where. `llmgw discover` writes the
+//! same format, so any real node can be replayed in simulation.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A machine as the installer sees it.
+///
+/// Shape (every field required unless said otherwise):
+///
+/// ```json
+/// {"name": "v100-ubuntu22.04-driver535", "arch": "amd64",
+///  "os": {"id": "ubuntu", "version": "22.04", "package_family": "deb",
+///         "libc": "glibc", "glibc": "2.35", "glibcxx": "3.4.30"},
+///  "cpu": {"model": "Intel Xeon E5-2686 v4", "flags": ["avx2"]},
+///  "nvidia": {"driver": "535.183.01", "vulkan_icd": true,
+///             "gpus": [{"name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0", "memory_mib": 16384}]},
+///  "disk_free_gb": 200,
+///  "packages": {"installed": ["libgomp1"], "installable": true}}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// What the machine is, in a few words; shown in every report.
+    pub name: String,
+    /// Processor architecture.
+    pub arch: Arch,
+    /// Operating system and its C and C++ runtimes.
+    pub os: Os,
+    /// Processor model and flags.
+    pub cpu: Cpu,
+    /// The NVIDIA driver and GPUs; `null` or absent on a machine without one.
+    #[serde(default)]
+    pub nvidia: Option<Nvidia>,
+    /// Free space, in GB (10^9 bytes), on the file system engines are installed to.
+    pub disk_free_gb: u64,
+    /// Operating system packages present and whether more can be installed.
+    pub packages: Packages,
+}
+
+/// Processor architecture, in Go/Debian names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// x86-64.
+    Amd64,
+    /// 64-bit Arm (aarch64).
+    Arm64,
+    /// 64-bit little-endian POWER.
+    Ppc64le,
+    /// IBM Z.
+    S390x,
+    /// 64-bit RISC-V.
+    Riscv64,
+}
+
+impl Arch {
+    /// The name as written in host descriptions: `amd64`, `arm64`, ….
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "amd64",
+            Arch::Arm64 => "arm64",
+            Arch::Ppc64le => "ppc64le",
+            Arch::S390x => "s390x",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
+
+    /// The GNU triple's processor part: `x86_64`, `aarch64`, ….
+    pub fn gnu(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "x86_64",
+            Arch::Arm64 => "aarch64",
+            Arch::Ppc64le => "powerpc64le",
+            Arch::S390x => "s390x",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The operating system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Os {
+    /// `ID` of `/etc/os-release`: `ubuntu`, `debian`, `rhel`, `amzn`, `alpine`.
+    pub id: String,
+    /// `VERSION_ID` of `/etc/os-release`: `22.04`, `9`.
+    pub version: String,
+    /// Which package manager installs OS packages.
+    pub package_family: PackageFamily,
+    /// The C library kind.
+    pub libc: Libc,
+    /// glibc version `major.minor` (`2.35`); `null` on a musl system.
+    #[serde(default)]
+    pub glibc: Option<DottedVersion>,
+    /// The newest `GLIBCXX_3.4.N` the system libstdc++ provides, as `3.4.N`;
+    /// `null` where there is no libstdc++.
+    #[serde(default)]
+    pub glibcxx: Option<DottedVersion>,
+}
+
+/// How the distribution packages software.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PackageFamily {
+    /// dpkg and apt-get (Debian, Ubuntu).
+    Deb,
+    /// rpm and dnf (RHEL, Rocky, Alma, Amazon Linux, Fedora).
+    Rpm,
+    /// apk (Alpine).
+    Apk,
+    /// No package manager the installer can use.
+    None,
+}
+
+impl PackageFamily {
+    /// The name as written in host descriptions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PackageFamily::Deb => "deb",
+            PackageFamily::Rpm => "rpm",
+            PackageFamily::Apk => "apk",
+            PackageFamily::None => "none",
+        }
+    }
+}
+
+/// The C library a system is built on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Libc {
+    /// GNU C library.
+    Glibc,
+    /// musl (Alpine): loads no binary linked against glibc.
+    Musl,
+}
+
+/// The processor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cpu {
+    /// Model name, as `/proc/cpuinfo` says it.
+    pub model: String,
+    /// Flags from `/proc/cpuinfo` (`avx2`, `fma`, …); a set, so order does not matter.
+    pub flags: BTreeSet<String>,
+}
+
+/// The NVIDIA side of a machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nvidia {
+    /// Kernel driver version: `535.183.01`.
+    pub driver: DriverVersion,
+    /// Whether the driver's Vulkan ICD is installed (false in many containers).
+    #[serde(default = "yes")]
+    pub vulkan_icd: bool,
+    /// The GPUs, at least one.
+    pub gpus: Vec<Gpu>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One NVIDIA GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// Product name, as NVML says it: `Tesla V100-SXM2-16GB`.
+    pub name: String,
+    /// Compute capability; accepted as `"7.0"` or `7.0`.
+    pub compute_capability: ComputeCapability,
+    /// Memory in MiB.
+    pub memory_mib: u64,
+}
+
+/// Operating system packages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Packages {
+    /// Package names present, in the family's own names (`libgomp1`, `libgomp`).
+    pub installed: BTreeSet<String>,
+    /// Whether the package manager can install more (false: air-gapped, no repository).
+    pub installable: bool,
+}
+
+/// A compute capability `major.minor`: 7.0 is Volta, 9.0 Hopper.
+///
+/// Ordered by major, then minor. Parsed from `"X.Y"` or the JSON number
+/// `X.Y`; anything else is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ComputeCapability {
+    /// Generation: 7 for Volta and Turing, 8 Ampere and Ada, 9 Hopper.
+    pub major: u32,
+    /// Revision within the generation.
+    pub minor: u32,
+}
+
+impl ComputeCapability {
+    /// A compute capability from its parts.
+    pub const fn new(major: u32, minor: u32) -> Self {
+        ComputeCapability { major, minor }
+    }
+
+    /// Parses `X.Y` (one or two digits each side).
+    ///
+    /// # Errors
+    /// A sentence saying what form was expected, when `s` is not `X.Y`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let bad = || format!("compute capability `{s}` is not of the form X.Y (like 7.0 or 12.1)");
+        let (a, b) = s.trim().split_once('.').ok_or_else(bad)?;
+        let digits = |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|c| c.is_ascii_digit());
+        if !digits(a) || !digits(b) {
+            return Err(bad());
+        }
+        Ok(ComputeCapability::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+    }
+}
+
+impl fmt::Display for ComputeCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl Serialize for ComputeCapability {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ComputeCapability {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Number(serde_json::Number),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Text(s) => s,
+            // 7.0 arrives as the float 7.0, whose shortest form is "7.0";
+            // 12.1 as "12.1". An integer (7) has no minor part and is refused.
+            Raw::Number(n) => n.to_string(),
+        };
+        ComputeCapability::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An NVIDIA driver version: `535.183.01`. Ordered by its numeric parts.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DriverVersion {
+    parts: Vec<u32>,
+    text: String,
+}
+
+impl DriverVersion {
+    /// Parses `MAJOR[.MINOR[.PATCH]]`.
+    ///
+    /// # Errors
+    /// A sentence naming the text, when it is not dotted numbers.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let parts = dotted(s).ok_or_else(|| format!("driver version `{s}` is not dotted numbers (like 535.183.01)"))?;
+        Ok(DriverVersion { parts, text: s.trim().to_string() })
+    }
+
+    /// The branch: 535 of `535.183.01`.
+    pub fn major(&self) -> u32 {
+        self.parts[0]
+    }
+}
+
+impl fmt::Display for DriverVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for DriverVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for DriverVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DriverVersion::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A version made of dotted numbers, compared numerically: glibc `2.35`,
+/// libstdc++ `3.4.30`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DottedVersion(Vec<u32>);
+
+impl DottedVersion {
+    /// Parses `N(.N)*`.
+    ///
+    /// # Errors
+    /// A sentence naming the text, when it is not dotted numbers.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        dotted(s)
+            .map(DottedVersion)
+            .ok_or_else(|| format!("`{s}` is not a version of dotted numbers (like 2.35)"))
+    }
+
+    /// The numeric parts: `[2, 35]`.
+    pub fn parts(&self) -> &[u32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for DottedVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let texts: Vec<String> = self.0.iter().map(u32::to_string).collect();
+        f.write_str(&texts.join("."))
+    }
+}
+
+impl Serialize for DottedVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DottedVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DottedVersion::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+fn dotted(s: &str) -> Option<Vec<u32>> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    s.split('.').map(|p| p.parse::<u32>().ok()).collect()
+}
+
+/// Why a host description was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// Not JSON, or JSON not of the host shape; `path` is the JSON path of
+    /// the problem (`nvidia.gpus[0].compute_capability`), `.` for the whole.
+    #[error("{path}: {message}")]
+    Shape {
+        /// Where in the document.
+        path: String,
+        /// What is wrong there.
+        message: String,
+    },
+    /// Well-formed but contradictory (a glibc system without its glibc version).
+    #[error("{path}: {message}")]
+    Invalid {
+        /// Where in the document.
+        path: String,
+        /// What is wrong there.
+        message: String,
+    },
+}
+
+impl Host {
+    /// Parses and validates a host description.
+    ///
+    /// # Errors
+    /// [`HostError::Shape`] for malformed JSON, an unknown or missing field or
+    /// a value of the wrong form, naming the JSON path; [`HostError::Invalid`]
+    /// for a description whose parts contradict each other.
+    pub fn from_json(text: &str) -> Result<Host, HostError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let host: Host = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            HostError::Shape { path, message: strip_position(&inner) }
+        })?;
+        host.validate()?;
+        Ok(host)
+    }
+
+    fn validate(&self) -> Result<(), HostError> {
+        let invalid = |path: &str, message: &str| HostError::Invalid { path: path.into(), message: message.into() };
+        if self.name.trim().is_empty() {
+            return Err(invalid("name", "must say what the machine is"));
+        }
+        if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
+            return Err(invalid("os.glibc", "a glibc system must give its glibc version (like \"2.35\")"));
+        }
+        if self.os.libc == Libc::Musl && self.os.glibc.is_some() {
+            return Err(invalid("os.glibc", "a musl system has no glibc; use null"));
+        }
+        if let Some(nv) = &self.nvidia {
+            if nv.gpus.is_empty() {
+                return Err(invalid(
+                    "nvidia.gpus",
+                    "lists no GPU; a machine without NVIDIA GPUs has \"nvidia\": null",
+                ));
+            }
+            for (i, g) in nv.gpus.iter().enumerate() {
+                if g.name.trim().is_empty() {
+                    return Err(invalid(&format!("nvidia.gpus[{i}].name"), "is empty"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The compute capability selection goes by: the lowest of the GPUs',
+    /// since a build must run on every card. `None` without NVIDIA GPUs.
+    pub fn min_compute_capability(&self) -> Option<ComputeCapability> {
+        self.nvidia.as_ref()?.gpus.iter().map(|g| g.compute_capability).min()
+    }
+
+    /// The NVIDIA driver, when there is one.
+    pub fn driver(&self) -> Option<&DriverVersion> {
+        self.nvidia.as_ref().map(|n| &n.driver)
+    }
+
+    /// Free disk in bytes (`disk_free_gb` × 10^9).
+    pub fn disk_free_bytes(&self) -> u64 {
+        self.disk_free_gb.saturating_mul(1_000_000_000)
+    }
+}
+
+/// serde_json appends " at line L column C"; the JSON path already says where.
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if e.line() == 0 {
+        return text;
+    }
+    match text.rfind(" at line ") {
+        Some(i) if e.is_data() => text[..i].to_string(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V100: &str = r#"{
+      "name": "v100", "arch": "amd64",
+      "os": {"id": "ubuntu", "version": "22.04", "package_family": "deb", "libc": "glibc", "glibc": "2.35", "glibcxx": "3.4.30"},
+      "cpu": {"model": "Xeon", "flags": ["avx2"]},
+      "nvidia": {"driver": "535.183.01", "gpus": [{"name": "Tesla V100-SXM2-16GB", "compute_capability": 7.0, "memory_mib": 16384}]},
+      "disk_free_gb": 200,
+      "packages": {"installed": ["libgomp1"], "installable": true}
+    }"#;
+
+    #[test]
+    fn parses_the_design_example_with_a_numeric_compute_capability() {
+        let h = Host::from_json(V100).unwrap();
+        assert_eq!(h.min_compute_capability(), Some(ComputeCapability::new(7, 0)));
+        assert_eq!(h.driver().unwrap().major(), 535);
+        assert!(h.nvidia.as_ref().unwrap().vulkan_icd, "vulkan_icd defaults to true");
+    }
+
+    #[test]
+    fn unknown_field_is_named_with_its_path() {
+        let text = V100.replace("\"memory_mib\"", "\"vram\": 1, \"memory_mib\"");
+        let e = Host::from_json(&text).unwrap_err().to_string();
+        assert!(e.starts_with("nvidia.gpus[0]"), "{e}");
+        assert!(e.contains("unknown field `vram`"), "{e}");
+    }
+
+    #[test]
+    fn missing_field_is_named_with_its_path() {
+        let text = V100.replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null").replace(", \"x_unused\": null", "");
+        let e = Host::from_json(&text).unwrap_err().to_string();
+        assert_eq!(e, "os: missing field `glibcxx`");
+    }
+
+    #[test]
+    fn malformed_compute_capability_names_the_gpu() {
+        for bad in ["\"7\"", "7", "\"sm_70\"", "\"7.0.1\""] {
+            let text = V100.replace("7.0,", &format!("{bad},"));
+            let e = Host::from_json(&text).unwrap_err().to_string();
+            assert!(e.starts_with("nvidia.gpus[0].compute_capability: "), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_lowest_compute_capability_decides() {
+        let text = V100.replace(
+            "\"memory_mib\": 16384}]",
+            "\"memory_mib\": 16384}, {\"name\": \"Tesla K80\", \"compute_capability\": \"3.7\", \"memory_mib\": 12288}]",
+        );
+        let h = Host::from_json(&text).unwrap();
+        assert_eq!(h.min_compute_capability().unwrap().to_string(), "3.7");
+    }
+
+    #[test]
+    fn an_empty_gpu_list_is_refused() {
+        let text = V100.replace(
+            "[{\"name\": \"Tesla V100-SXM2-16GB\", \"compute_capability\": 7.0, \"memory_mib\": 16384}]",
+            "[]",
+        );
+        let e = Host::from_json(&text).unwrap_err().to_string();
+        assert!(e.starts_with("nvidia.gpus: lists no GPU"), "{e}");
+    }
+
+    #[test]
+    fn not_json_is_refused_with_a_position_free_message() {
+        let e = Host::from_json("{").unwrap_err().to_string();
+        assert!(e.contains("EOF"), "{e}");
+    }
+
+    #[test]
+    fn versions_compare_numerically() {
+        assert!(DottedVersion::parse("2.9").unwrap() < DottedVersion::parse("2.35").unwrap());
+        assert!(DriverVersion::parse("535.183.01").unwrap() < DriverVersion::parse("550.54.14").unwrap());
+        assert!(ComputeCapability::new(8, 9) < ComputeCapability::new(12, 0));
+    }
+}

@@ -1,0 +1,23 @@
+//! llmgw provisioning: installs inference engines (llama.cpp, vLLM, SGLang,
+//! uv) on Linux GPU nodes, and simulates the installation on described
+//! machines against a fake release server.
+//!
+//! The core is pure: [`recipe`] picks the builds a host may run, and
+//! [`converge`] installs the first that is seen to work, asking the
+//! [`system::System`] trait for every effect. [`system::sim`] answers as a
+//! described machine would; [`simulate`] runs one host end to end against
+//! [`mock_server`].
+
+#![deny(missing_docs)]
+
+pub mod archive;
+pub mod converge;
+pub mod host;
+pub mod mock_server;
+pub mod nvidia;
+pub mod parse;
+pub mod recipe;
+pub mod release;
+pub mod report;
+pub mod simulate;
+pub mod system;

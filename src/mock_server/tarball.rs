@@ -1,0 +1,215 @@
+//! Deterministic `.tar.gz` archives built from an [`Asset`] of the truth.
+//!
+//! [`build`] packs an asset as the publishers' `tar -czf` would: one
+//! top-level directory, then every file in the order the truth lists it.
+//! Everything that could vary is fixed (owner 0:0 with no names, one mtime,
+//! a gzip header with no name and mtime 0), so the same asset always gives
+//! the same bytes and therefore the same digest. [`epoch`] turns a release's
+//! `published_at` into that mtime.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+
+use flate2::{Compression, GzBuilder};
+
+use super::truth::Asset;
+
+/// Mode of ELF files (executables and shared libraries) in the archive.
+const ELF_MODE: u32 = 0o755;
+/// Mode of text files in the archive.
+const TEXT_MODE: u32 = 0o644;
+/// Mode of directories in the archive.
+const DIR_MODE: u32 = 0o755;
+
+/// The asset as a gzip-compressed tar archive; every entry's mtime is
+/// `mtime` (Unix seconds).
+///
+/// Entries: `top/`, then for each file its not yet written parent
+/// directories and `top/path`. ELF files hold [`ElfStub::to_bytes`] with mode
+/// 0755, text files their text with mode 0644 (a file with neither is empty);
+/// GNU headers, uid and gid 0, empty user and group names. The gzip header
+/// carries no file name and mtime 0, compression level 6 (the default).
+///
+/// [`ElfStub::to_bytes`]: crate::system::sim::stub::ElfStub::to_bytes
+pub fn build(asset: &Asset, mtime: u64) -> Vec<u8> {
+    let gz = GzBuilder::new().mtime(0).write(Vec::new(), Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut dirs = BTreeSet::new();
+    append_dir(&mut tar, &format!("{}/", asset.top), mtime);
+    for file in &asset.files {
+        // Parent directories below `top`, outermost first, once each.
+        let mut parent = String::new();
+        let parts: Vec<&str> = file.path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            parent.push_str(part);
+            parent.push('/');
+            if dirs.insert(parent.clone()) {
+                append_dir(&mut tar, &format!("{}/{parent}", asset.top), mtime);
+            }
+        }
+        let (data, mode) = match (&file.elf, &file.text) {
+            (Some(stub), _) => (stub.to_bytes(), ELF_MODE),
+            (None, Some(text)) => (text.clone().into_bytes(), TEXT_MODE),
+            (None, None) => (Vec::new(), TEXT_MODE),
+        };
+        let mut header = header(tar::EntryType::Regular, mode, mtime);
+        header.set_size(data.len() as u64);
+        tar.append_data(&mut header, format!("{}/{}", asset.top, file.path), data.as_slice())
+            .expect("writing a tar entry to memory cannot fail");
+    }
+    let gz = tar.into_inner().expect("finishing a tar archive in memory cannot fail");
+    gz.finish().expect("finishing a gzip stream in memory cannot fail")
+}
+
+/// A GNU header of the given type, mode and mtime (Unix seconds), owned by
+/// 0:0 with empty names; path and size are set by the caller.
+fn header(kind: tar::EntryType, mode: u32, mtime: u64) -> tar::Header {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(kind);
+    h.set_mode(mode);
+    h.set_uid(0);
+    h.set_gid(0);
+    h.set_mtime(mtime);
+    h.set_size(0);
+    h.set_username("").expect("an empty user name fits");
+    h.set_groupname("").expect("an empty group name fits");
+    h
+}
+
+/// Appends a directory entry; `path` ends with `/`.
+fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) {
+    let mut h = header(tar::EntryType::Directory, DIR_MODE, mtime);
+    tar.append_data(&mut h, path, std::io::empty()).expect("writing a tar entry to memory cannot fail");
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as GitHub
+/// writes them, `2026-10-20T14:03:11Z` (fractional seconds are allowed and
+/// dropped); `None` for anything else, including other offsets than `Z`.
+pub fn epoch(rfc3339: &str) -> Option<u64> {
+    let s = rfc3339.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let time = time.split_once('.').map_or(time, |(whole, frac)| {
+        if !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) { whole } else { "" }
+    });
+    let num = |t: &str, len: usize| -> Option<u64> {
+        (t.len() == len && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
+    };
+    let mut d = date.split('-');
+    let (year, month, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
+    let mut t = time.split(':');
+    let (hour, min, sec) = (num(t.next()?, 2)?, num(t.next()?, 2)?, num(t.next()?, 2)?);
+    if d.next().is_some() || t.next().is_some() || year < 1970 || hour > 23 || min > 59 || sec > 60 {
+        return None;
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day == 0 || day > month_days[month as usize - 1] {
+        return None;
+    }
+    // Days from 1970-01-01 to the civil date (H. Hinnant's days_from_civil,
+    // on years shifted to start in March so that Feb 29 ends a year).
+    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era = y / 400;
+    let yoe = y % 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3_600 + min * 60 + sec)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::mock_server::truth::File;
+    use crate::system::sim::stub::{ElfStub, VersionOutput};
+
+    fn asset() -> Asset {
+        let server = ElfStub {
+            needed: vec!["libllama.so".into(), "libc.so.6".into()],
+            requires: vec!["GLIBC_2.35".into()],
+            runpath: Some("$ORIGIN".into()),
+            version: Some(VersionOutput { args: vec!["--version".into()], stdout: String::new(), stderr: "version: 1\n".into() }),
+            lists_devices: true,
+            backend: None,
+        };
+        Asset {
+            name: "t.tar.gz".into(),
+            top: "llama-b1".into(),
+            files: vec![
+                File { path: "llama-server".into(), elf: Some(server), text: None },
+                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), text: None },
+                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None },
+                File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()) },
+            ],
+        }
+    }
+
+    #[test]
+    fn is_byte_identical_between_calls() {
+        let a = build(&asset(), 1_792_504_991);
+        assert_eq!(a, build(&asset(), 1_792_504_991));
+        assert_ne!(a, build(&asset(), 1_792_504_992));
+        // gzip header: magic, deflate, no flags (no name), mtime 0.
+        assert_eq!(&a[..8], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn reads_back_with_paths_modes_and_contents() {
+        let bytes = build(&asset(), 1_792_504_991);
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes.as_slice()));
+        let mut seen = Vec::new();
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let h = entry.header().clone();
+            assert_eq!((h.uid().unwrap(), h.gid().unwrap(), h.mtime().unwrap()), (0, 0, 1_792_504_991));
+            assert_eq!(h.username().unwrap(), Some(""));
+            let path = entry.path().unwrap().to_string_lossy().into_owned();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).unwrap();
+            if path == "llama-b1/llama-server" {
+                assert_eq!(ElfStub::from_bytes(&data), asset().files[0].elf);
+            }
+            if path == "llama-b1/LICENSE" {
+                assert_eq!(data, b"MIT License\n");
+            }
+            seen.push((path, h.entry_type(), h.mode().unwrap()));
+        }
+        use tar::EntryType::{Directory as D, Regular as R};
+        let want = [
+            ("llama-b1/", D, 0o755),
+            ("llama-b1/llama-server", R, 0o755),
+            ("llama-b1/lib/", D, 0o755),
+            ("llama-b1/lib/deep/", D, 0o755),
+            ("llama-b1/lib/deep/libllama.so", R, 0o755),
+            ("llama-b1/lib/other.so", R, 0o755),
+            ("llama-b1/LICENSE", R, 0o644),
+        ];
+        let want: Vec<_> = want.iter().map(|(p, t, m)| (p.to_string(), *t, *m)).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn parses_rfc3339_utc() {
+        assert_eq!(epoch("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(epoch("2026-10-20T14:03:11Z"), Some(1_792_504_991));
+        assert_eq!(epoch("2026-10-02T18:11:40Z"), Some(1_790_964_700));
+        assert_eq!(epoch("2000-02-29T23:59:59.123Z"), Some(951_868_799));
+        assert_eq!(epoch("2024-12-31T00:00:00Z"), Some(1_735_603_200));
+        for bad in [
+            "2026-10-20T14:03:11",
+            "2026-10-20T14:03:11+02:00",
+            "2026-10-20 14:03:11Z",
+            "2026-13-01T00:00:00Z",
+            "2025-02-29T00:00:00Z",
+            "2026-10-20T24:00:00Z",
+            "2026-10-20T14:03:11.Z",
+            "1969-12-31T23:59:59Z",
+            "26-10-20T14:03:11Z",
+            "2026-10-20T14:03Z",
+        ] {
+            assert_eq!(epoch(bad), None, "{bad}");
+        }
+    }
+}

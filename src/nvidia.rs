@@ -1,0 +1,172 @@
+//! NVIDIA's rules: which driver runs which CUDA, and which kernels run on
+//! which GPU. One place, each number beside its source.
+//!
+//! These are facts about NVIDIA's software, not choices of the installer:
+//! recipes state what a build needs in their terms, and the simulated
+//! machine ([`crate::system::sim`]) decides with them whether a build's
+//! kernels load on a host's GPUs.
+
+use crate::host::{ComputeCapability, DriverVersion};
+
+/// Oldest driver branch that runs CUDA 13.x binaries (minor-version
+/// compatibility). Source: NVIDIA CUDA Compatibility guide, "Minor Version
+/// Compatibility" (docs.nvidia.com/deploy/cuda-compatibility); uv's
+/// `LINUX_CUDA_DRIVERS` table (cu130, cu132: 580).
+pub const CUDA13_MIN_DRIVER: u32 = 580;
+
+/// Oldest driver branch that runs CUDA 12.x binaries (minor-version
+/// compatibility, 525.60.13). Source: as [`CUDA13_MIN_DRIVER`]; uv's table
+/// (cu120–cu129: 525.60.13).
+pub const CUDA12_MIN_DRIVER: u32 = 525;
+
+/// Oldest driver branch that can load fatbins compressed by nvcc 12.4+
+/// (ggml's `GGML_CUDA_COMPRESSION_MODE`, default `size`); older drivers fail
+/// with "device kernel image is invalid" although the 525 floor is met.
+/// Source: `ollama/ollama@discover/cuda_compat.go`
+/// (`minFatbinCompressionNVIDIADriverMajor = 550`), ollama PR #16895 (a V100
+/// on 535), canonical/inference-snaps#255.
+pub const FATBIN_COMPRESSION_MIN_DRIVER: u32 = 550;
+
+/// The driver branch a CUDA toolkit's PTX needs to be compiled by the driver
+/// (JIT): PTX is only as portable as the driver is new. `None` for a toolkit
+/// this table does not know.
+///
+/// Sources: CUDA 12.8 U1 ships with 570.124.06 (NVIDIA's toolkit release
+/// notes; `ollama/ollama@discover/cuda_compat.go`,
+/// `minLegacyComputeJITNVIDIADriverMajor = 570`); CUDA 13.0 GA with
+/// 580.65.06 (NVIDIA's toolkit release notes). 13.1 and later are held to
+/// 580 as well: their own drivers are of the 590 series (UNCONFIRMED), so
+/// this floor may be too low for them; the simulated GPU check, not this
+/// number, is what decides a build.
+pub fn ptx_jit_min_driver(toolkit: &str) -> Option<u32> {
+    let (major, minor) = toolkit.split_once('.')?;
+    let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+    match (major, minor) {
+        (12, 8) => Some(570),
+        (12, 9) => Some(575),
+        (13, _) => Some(580),
+        _ => None,
+    }
+}
+
+/// The driver branch that runs a CUDA runtime of this toolkit at all
+/// (minor-version compatibility): 580 for 13.x, 525 for 12.x. `None` for a
+/// toolkit older than 12 or newer than 13 (unknown here).
+pub fn runtime_min_driver(toolkit: &str) -> Option<u32> {
+    match toolkit.split('.').next()?.parse::<u32>().ok()? {
+        13 => Some(CUDA13_MIN_DRIVER),
+        12 => Some(CUDA12_MIN_DRIVER),
+        _ => None,
+    }
+}
+
+/// Whether machine code (SASS) built for `built` runs on a GPU of `gpu`:
+/// same major, minor at least the build's. Source: NVIDIA CUDA C++
+/// Programming Guide, "Binary Compatibility"; `XXa` arch-specific cubins run
+/// only on exactly that compute capability (not modelled: the builds here
+/// list them as their exact compute capability).
+pub fn sass_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
+    built.major == gpu.major && gpu.minor >= built.minor
+}
+
+/// Whether PTX built for `built` can be compiled for `gpu`: any GPU of that
+/// compute capability or newer. Source: CUDA C++ Programming Guide,
+/// "Application Compatibility". The driver must also be new enough for the
+/// toolkit's PTX ([`ptx_jit_min_driver`]).
+pub fn ptx_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
+    built <= gpu
+}
+
+/// What one CUDA build carries: its toolkit, its kernels, and whether its
+/// fatbins are compressed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaKernels<'a> {
+    /// The toolkit it was built with: `12.8`.
+    pub toolkit: &'a str,
+    /// Compute capabilities carried as machine code.
+    pub sass: &'a [ComputeCapability],
+    /// Compute capabilities carried as PTX.
+    pub ptx: &'a [ComputeCapability],
+    /// Whether the fatbins are compressed (needs [`FATBIN_COMPRESSION_MIN_DRIVER`]).
+    pub compressed: bool,
+}
+
+impl CudaKernels<'_> {
+    /// Why this build cannot compute on a GPU of `gpu` under `driver`, or
+    /// `None` when it can. The sentence is the loader's view of it: the
+    /// runtime the driver cannot run, the compressed fatbin it cannot load,
+    /// the kernel image that is missing.
+    pub fn refusal(&self, gpu: ComputeCapability, driver: &DriverVersion) -> Option<String> {
+        let have = driver.major();
+        match runtime_min_driver(self.toolkit) {
+            Some(need) if have >= need => {}
+            Some(need) => {
+                return Some(format!(
+                    "CUDA driver version is insufficient for CUDA runtime version (CUDA {} needs driver {need}, this is {driver})",
+                    self.toolkit
+                ));
+            }
+            None => return Some(format!("no driver known to run CUDA {}", self.toolkit)),
+        }
+        if self.compressed && have < FATBIN_COMPRESSION_MIN_DRIVER {
+            return Some(format!(
+                "device kernel image is invalid (compressed fatbin needs driver {FATBIN_COMPRESSION_MIN_DRIVER}, this is {driver})"
+            ));
+        }
+        if self.sass.iter().any(|&b| sass_runs_on(b, gpu)) {
+            return None;
+        }
+        let jit = ptx_jit_min_driver(self.toolkit);
+        match self.ptx.iter().any(|&b| ptx_runs_on(b, gpu)) {
+            true if jit.is_some_and(|need| have >= need) => None,
+            true => Some(format!(
+                "the provided PTX was compiled with an unsupported toolchain (CUDA {} PTX for compute capability {gpu} needs driver {}, this is {driver})",
+                self.toolkit,
+                jit.map_or("unknown".to_string(), |n| n.to_string())
+            )),
+            false => Some(format!("no kernel image is available for execution on the device (compute capability {gpu})")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cc(s: &str) -> ComputeCapability {
+        ComputeCapability::parse(s).unwrap()
+    }
+    fn drv(s: &str) -> DriverVersion {
+        DriverVersion::parse(s).unwrap()
+    }
+
+    #[test]
+    fn sass_is_forward_compatible_within_a_major_only() {
+        assert!(sass_runs_on(cc("8.6"), cc("8.9")));
+        assert!(sass_runs_on(cc("8.6"), cc("8.7")));
+        assert!(!sass_runs_on(cc("8.6"), cc("8.0")));
+        assert!(!sass_runs_on(cc("8.9"), cc("9.0")));
+    }
+
+    #[test]
+    fn cuda_12_8_build_on_a_3090() {
+        let sass = [cc("8.6"), cc("8.9"), cc("12.0")];
+        let ptx = [cc("5.0"), cc("6.1"), cc("7.0"), cc("7.5"), cc("8.0"), cc("9.0")];
+        let k = CudaKernels { toolkit: "12.8", sass: &sass, ptx: &ptx, compressed: true };
+        assert_eq!(k.refusal(cc("8.6"), &drv("550.54.14")), None);
+        let on_535 = k.refusal(cc("8.6"), &drv("535.183.01")).unwrap();
+        assert!(on_535.contains("compressed fatbin needs driver 550"), "{on_535}");
+        // A T4 has only PTX: 570 needed for CUDA 12.8's.
+        assert!(k.refusal(cc("7.5"), &drv("550.54.14")).unwrap().contains("needs driver 570"));
+        assert_eq!(k.refusal(cc("7.5"), &drv("570.124.06")), None);
+        // A Kepler card predates every kernel.
+        assert!(k.refusal(cc("3.7"), &drv("570.124.06")).unwrap().contains("no kernel image"));
+    }
+
+    #[test]
+    fn cuda_13_needs_580() {
+        let k = CudaKernels { toolkit: "13.3", sass: &[cc("9.0")], ptx: &[], compressed: true };
+        assert!(k.refusal(cc("9.0"), &drv("570.133.20")).unwrap().contains("insufficient"));
+        assert_eq!(k.refusal(cc("9.0"), &drv("580.95.05")), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! Parsers of what real tools print: `ldd`, `llama-server --list-devices`,
+//! the package managers' queries. Pure functions of text, shared by the real
+//! machine and the simulated one (which prints in the same formats), and
+//! total: any input gives an answer, never a panic.
+
+pub mod devices;
+pub mod ldd;
+pub mod packages;

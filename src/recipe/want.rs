@@ -1,0 +1,247 @@
+//! Engines, versions and wants: what a node is asked to have, parsed from
+//! `ENGINE@VERSION[:VARIANT]` or from a wants file.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An engine the installer knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Engine {
+    /// llama.cpp's `llama-server`, from GitHub release archives.
+    LlamaCpp,
+    /// vLLM, a Python environment installed by uv.
+    Vllm,
+    /// SGLang, a Python environment installed by uv.
+    Sglang,
+    /// uv itself, a GitHub release archive; a tool for the Python engines.
+    Uv,
+}
+
+impl Engine {
+    /// Every engine, in the order reports list them.
+    pub const ALL: [Engine; 4] = [Engine::LlamaCpp, Engine::Vllm, Engine::Sglang, Engine::Uv];
+
+    /// The engine's name in wants and reports: `llama.cpp`, `vllm`, `sglang`, `uv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::LlamaCpp => "llama.cpp",
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::Uv => "uv",
+        }
+    }
+
+    /// Parses an engine name; `llamacpp` and `llama-cpp` are taken for `llama.cpp`.
+    ///
+    /// # Errors
+    /// A sentence naming the unknown engine and listing the known ones.
+    pub fn parse(s: &str) -> Result<Engine, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "llama.cpp" | "llamacpp" | "llama-cpp" => Ok(Engine::LlamaCpp),
+            "vllm" => Ok(Engine::Vllm),
+            "sglang" => Ok(Engine::Sglang),
+            "uv" => Ok(Engine::Uv),
+            _ => Err(format!("unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv")),
+        }
+    }
+
+    /// Whether `version` is written as this engine's publisher tags versions:
+    /// `b<N>` for llama.cpp, dotted numbers (with an optional PEP 440
+    /// suffix like `.post1`) for the others.
+    ///
+    /// # Errors
+    /// A sentence saying what form was expected.
+    pub fn check_version(self, version: &str) -> Result<(), String> {
+        let ok = match self {
+            Engine::LlamaCpp => {
+                version.len() > 1 && version.starts_with('b') && version[1..].bytes().all(|c| c.is_ascii_digit())
+            }
+            _ => {
+                let mut parts = version.split('.');
+                let numeric = |p: &str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit());
+                parts.next().is_some_and(numeric)
+                    && parts.next().is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
+                    && version.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'.')
+            }
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(match self {
+            Engine::LlamaCpp => format!("version `{version}` of llama.cpp is not a build tag like b10850"),
+            e => format!("version `{version}` of {e} is not a dotted version like 0.20.1 (no leading v)"),
+        })
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Engine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Engine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Engine::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One engine at one version, optionally one variant, that a node is asked to have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Want {
+    /// The engine.
+    pub engine: Engine,
+    /// The version as its publisher tags it: `b10850`, `0.12.20`.
+    pub version: String,
+    /// A variant chosen for the node (`vulkan`, `cuda-12.8`); absent leaves
+    /// the choice to the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+impl Want {
+    /// Parses `ENGINE@VERSION[:VARIANT]`: `llama.cpp@b10850`, `llama.cpp@b10850:vulkan`.
+    ///
+    /// # Errors
+    /// A sentence naming the part that is wrong: the form, the engine, the
+    /// version, or a variant the engine never publishes.
+    pub fn parse(s: &str) -> Result<Want, String> {
+        let (engine, rest) = s
+            .split_once('@')
+            .ok_or_else(|| format!("want `{s}` is not ENGINE@VERSION[:VARIANT] (like llama.cpp@b10850)"))?;
+        let (version, variant) = match rest.split_once(':') {
+            Some((v, var)) => (v, Some(var.to_string())),
+            None => (rest, None),
+        };
+        let want = Want { engine: Engine::parse(engine)?, version: version.to_string(), variant };
+        want.validate()?;
+        Ok(want)
+    }
+
+    /// Checks the version's form and that the variant is one the engine publishes.
+    ///
+    /// # Errors
+    /// As [`Want::parse`].
+    pub fn validate(&self) -> Result<(), String> {
+        self.engine.check_version(&self.version)?;
+        if let Some(v) = &self.variant {
+            let known = super::variants(self.engine);
+            if !known.contains(&v.as_str()) {
+                return Err(format!(
+                    "{} has no variant `{v}`; its variants are {}",
+                    self.engine,
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Want {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.engine, self.version)?;
+        if let Some(v) = &self.variant {
+            write!(f, ":{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares dotted versions numerically, part by part (`0.9` before
+/// `0.20`); a leading `v` is ignored and a part's non-digit tail counts as
+/// nothing (`5post1` as 5).
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    let nums = |s: &str| -> Vec<u64> {
+        s.trim_start_matches('v')
+            .split('.')
+            .map(|p| {
+                let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().unwrap_or(0)
+            })
+            .collect()
+    };
+    let (x, y) = (nums(a), nums(b));
+    for i in 0..x.len().max(y.len()) {
+        match x.get(i).unwrap_or(&0).cmp(y.get(i).unwrap_or(&0)) {
+            Ordering::Equal => continue,
+            other => return other,
+        }
+    }
+    Ordering::Equal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("llama.cpp@b10850", Engine::LlamaCpp, "b10850", None)]
+    #[case("llamacpp@b10850:vulkan", Engine::LlamaCpp, "b10850", Some("vulkan"))]
+    #[case("uv@0.12.20", Engine::Uv, "0.12.20", None)]
+    fn parses_wants(#[case] s: &str, #[case] e: Engine, #[case] v: &str, #[case] var: Option<&str>) {
+        let w = Want::parse(s).unwrap();
+        assert_eq!((w.engine, w.version.as_str(), w.variant.as_deref()), (e, v, var));
+    }
+
+    #[rstest]
+    #[case("llama.cpp", "not ENGINE@VERSION")]
+    #[case("ollama@0.1", "unknown engine `ollama`")]
+    #[case("llama.cpp@10850", "not a build tag")]
+    #[case("uv@v0.12.20", "no leading v")]
+    #[case("uv@latest", "not a dotted version")]
+    #[case("llama.cpp@b10850:rocm", "has no variant `rocm`")]
+    fn refuses_bad_wants(#[case] s: &str, #[case] says: &str) {
+        let e = Want::parse(s).unwrap_err();
+        assert!(e.contains(says), "{s}: {e}");
+    }
+
+    #[test]
+    fn versions_compare_by_number() {
+        assert_eq!(compare_versions("0.9.2", "0.20"), Ordering::Less);
+        assert_eq!(compare_versions("v0.20.0", "0.20"), Ordering::Equal);
+        assert_eq!(compare_versions("0.5.5.post1", "0.5"), Ordering::Greater);
+    }
+}
+
+/// A wants file: `{"wants": [{"engine": "llama.cpp", "version": "b10850"}, …]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WantsFile {
+    /// The wants, in the order they are converged.
+    pub wants: Vec<Want>,
+}
+
+impl WantsFile {
+    /// Parses and validates a wants file.
+    ///
+    /// # Errors
+    /// A sentence beginning with the JSON path of the problem
+    /// (`wants[1].version: …`).
+    pub fn from_json(text: &str) -> Result<WantsFile, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let file: WantsFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            let inner = match inner.rfind(" at line ") {
+                Some(i) => inner[..i].to_string(),
+                None => inner,
+            };
+            format!("{path}: {inner}")
+        })?;
+        for (i, w) in file.wants.iter().enumerate() {
+            w.validate().map_err(|e| format!("wants[{i}]: {e}"))?;
+        }
+        Ok(file)
+    }
+}

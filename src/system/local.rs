@@ -1,0 +1,185 @@
+//! The effects both systems do for real: HTTP through reqwest, files on the
+//! local file system, safe unpacking. The simulated machine is real about
+//! these (it downloads from the fake server over loopback and unpacks into a
+//! real directory) and simulated about everything the host description
+//! decides (processes, packages, free disk, clock).
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::{DirEntry, Downloaded, HttpResponse, SysError, UnpackedFile};
+use crate::archive::{self, Limits};
+
+/// An HTTP client and the local file system.
+#[derive(Debug, Clone)]
+pub struct Local {
+    client: reqwest::blocking::Client,
+    token: Option<String>,
+}
+
+/// `User-Agent` sent with every request; GitHub refuses requests without one.
+pub const USER_AGENT: &str = concat!("llmgw/", env!("CARGO_PKG_VERSION"));
+
+impl Local {
+    /// A client with `connect_timeout` and `read_timeout` (both seconds; the
+    /// latter bounds each read of a blocking response, not the whole body), following up to 10 redirects; `token`, when given, is sent
+    /// as a bearer token to GitHub's API (not to the redirected download host).
+    ///
+    /// # Errors
+    /// [`SysError::Network`] when the TLS backend cannot be set up.
+    pub fn new(connect_timeout: u64, read_timeout: u64, token: Option<String>) -> Result<Local, SysError> {
+        let client = reqwest::blocking::Client::builder()
+            .user_agent(USER_AGENT)
+            .connect_timeout(Duration::from_secs(connect_timeout))
+            .timeout(Duration::from_secs(read_timeout))
+            .redirect(reqwest::redirect::Policy::limited(10))
+            .build()
+            .map_err(|e| SysError::Network(e.without_url().to_string()))?;
+        Ok(Local { client, token })
+    }
+
+    fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
+        let mut req = self.client.get(url).header(reqwest::header::ACCEPT, accept);
+        if let Some(t) = &self.token
+            && url.starts_with("https://api.github.com/")
+        {
+            req = req.bearer_auth(t);
+        }
+        req.send().map_err(network)
+    }
+
+    /// See [`super::System::http_get`].
+    pub fn http_get(&self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+        let resp = self.get(url, accept)?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().map_err(network)?.to_vec();
+        Ok(HttpResponse { status, body })
+    }
+
+    /// See [`super::System::download`].
+    pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+        let mut resp = self.get(url, "application/octet-stream")?;
+        let status = resp.status();
+        if !status.is_success() {
+            let mut body = Vec::new();
+            let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
+            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body) });
+        }
+        let mut out =
+            fs::OpenOptions::new().write(true).create_new(true).open(dest).map_err(|e| SysError::io("create", dest, &e))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut bytes = 0u64;
+        loop {
+            let n = resp.read(&mut buf).map_err(|e| SysError::Network(format!("the download broke off: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n]).map_err(|e| SysError::io("write", dest, &e))?;
+            bytes += n as u64;
+        }
+        out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;
+        Ok(Downloaded { bytes, sha256: hex::encode(hasher.finalize()) })
+    }
+
+    /// See [`super::System::unpack`].
+    pub fn unpack(&self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+        let f = fs::File::open(archive).map_err(|e| SysError::io("open", archive, &e))?;
+        archive::unpack_tar_gz(std::io::BufReader::new(f), into, Limits::default())
+            .map_err(|e| SysError::Archive(e.to_string()))
+    }
+
+    /// See [`super::System::sha256_file`].
+    pub fn sha256_file(&self, path: &Path) -> Result<Option<String>, SysError> {
+        match fs::File::open(path) {
+            Ok(f) => archive::sha256_reader(f).map(|(_, h)| Some(h)).map_err(|e| SysError::io("read", path, &e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(SysError::io("open", path, &e)),
+        }
+    }
+
+    /// See [`super::System::create_dir_all`].
+    pub fn create_dir_all(&self, path: &Path) -> Result<(), SysError> {
+        fs::create_dir_all(path).map_err(|e| SysError::io("create", path, &e))
+    }
+
+    /// See [`super::System::remove`].
+    pub fn remove(&self, path: &Path) -> Result<(), SysError> {
+        let result = match fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+            Ok(_) => fs::remove_file(path),
+            Err(e) => Err(e),
+        };
+        match result {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SysError::io("remove", path, &e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// See [`super::System::rename`].
+    pub fn rename(&self, from: &Path, to: &Path) -> Result<(), SysError> {
+        fs::rename(from, to).map_err(|e| SysError::io("rename to", to, &e))
+    }
+
+    /// See [`super::System::write_atomic`].
+    pub fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &e))?;
+        tmp.write_all(contents).map_err(|e| SysError::io("write", tmp.path(), &e))?;
+        tmp.as_file().sync_all().map_err(|e| SysError::io("sync", tmp.path(), &e))?;
+        tmp.persist(path).map_err(|e| SysError::io("replace", path, &e.error))?;
+        Ok(())
+    }
+
+    /// See [`super::System::read`].
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
+        match fs::read(path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(SysError::io("read", path, &e)),
+        }
+    }
+
+    /// See [`super::System::list_dir`].
+    pub fn list_dir(&self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError> {
+        let rd = match fs::read_dir(path) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(SysError::io("list", path, &e)),
+        };
+        let mut out = Vec::new();
+        for e in rd {
+            let e = e.map_err(|e| SysError::io("list", path, &e))?;
+            let is_dir = e.file_type().map_err(|err| SysError::io("stat", &e.path(), &err))?.is_dir();
+            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), is_dir });
+        }
+        out.sort();
+        Ok(Some(out))
+    }
+}
+
+fn network(e: reqwest::Error) -> SysError {
+    let e = e.without_url();
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    SysError::Network(msg)
+}
+
+/// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.
+fn github_message(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct Msg {
+        message: String,
+    }
+    serde_json::from_slice::<Msg>(body).map(|m| m.message).unwrap_or_default()
+}

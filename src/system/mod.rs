@@ -1,0 +1,208 @@
+//! The effects behind one trait: [`System`] is everything the installer does
+//! to or asks of a machine (network, files, processes, disk, clock).
+//!
+//! Two implementations: [`sim::SimSystem`] answers from a host description
+//! and the builds' truth, in the real tools' formats; the real one runs the
+//! real tools. The core ([`crate::converge`]) sees only this trait, so both
+//! run the same convergence, and a test can add a third.
+
+pub mod local;
+pub mod sim;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A process to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    /// The program: a name looked up on `PATH` (`ldd`, `apt-get`) or a path.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables set for it, beside the inherited ones.
+    pub env: Vec<(String, String)>,
+    /// How long it may run before it is killed, in seconds.
+    pub timeout_secs: u64,
+}
+
+impl Cmd {
+    /// A command with a 60-second limit and no extra environment.
+    pub fn new(program: impl Into<PathBuf>, args: impl IntoIterator<Item = impl Into<String>>) -> Cmd {
+        Cmd { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: vec![], timeout_secs: 60 }
+    }
+
+    /// The same command with another time limit, in seconds.
+    pub fn timeout(mut self, secs: u64) -> Cmd {
+        self.timeout_secs = secs;
+        self
+    }
+
+    /// The same command with one more environment variable.
+    pub fn env(mut self, key: &str, value: &str) -> Cmd {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// The command line, for messages: `ldd llama-server`.
+    pub fn display(&self) -> String {
+        let name = self.program.file_name().map_or_else(|| self.program.display().to_string(), |n| n.to_string_lossy().into_owned());
+        std::iter::once(name).chain(self.args.iter().cloned()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// What a finished process left.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Output {
+    /// Exit code; `None` when killed by a signal or the time limit.
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded as UTF-8.
+    pub stdout: String,
+    /// Standard error, lossily decoded as UTF-8.
+    pub stderr: String,
+}
+
+impl Output {
+    /// Whether the process exited 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// A response read whole: release metadata, never an archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// HTTP status after redirects.
+    pub status: u16,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// A file downloaded to disk with its digest computed on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Downloaded {
+    /// Bytes written.
+    pub bytes: u64,
+    /// sha256 of those bytes, lowercase hex.
+    pub sha256: String,
+}
+
+/// One regular file an archive placed, with its digest.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct UnpackedFile {
+    /// Path relative to the directory unpacked into, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// sha256 of the contents, lowercase hex.
+    pub sha256: String,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DirEntry {
+    /// The entry's file name.
+    pub name: String,
+    /// Whether it is a directory (a symbolic link is not followed).
+    pub is_dir: bool,
+}
+
+/// A failed effect, in words a user can act on. No variant carries a URL
+/// (its host and port differ between runs); callers name the asset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SysError {
+    /// The server answered with an HTTP error status.
+    #[error("HTTP {status}{}", if .message.is_empty() { String::new() } else { format!(": {}", .message) })]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The server's message, when it gave one.
+        message: String,
+    },
+    /// The connection failed or broke off (refused, reset, timed out, cut short).
+    #[error("{0}")]
+    Network(String),
+    /// A file-system operation failed.
+    #[error("{op} `{path}`: {message}")]
+    Io {
+        /// What was being done: "create", "rename", "remove".
+        op: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The operating system's message.
+        message: String,
+    },
+    /// An archive was refused or could not be read.
+    #[error("{0}")]
+    Archive(String),
+    /// A program could not be started.
+    #[error("cannot run `{program}`: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        message: String,
+    },
+}
+
+impl SysError {
+    /// An [`SysError::Io`] from a `std::io::Error`.
+    pub fn io(op: &'static str, path: &Path, e: &std::io::Error) -> SysError {
+        SysError::Io { op, path: path.to_path_buf(), message: e.to_string() }
+    }
+}
+
+/// Everything the installer does to or asks of a machine.
+///
+/// Paths are absolute. Every method may fail with a [`SysError`] saying
+/// what, and where; none panics on a machine's answer.
+pub trait System {
+    /// GETs a small document (release metadata), following redirects.
+    /// `accept` is the `Accept` header. An HTTP error status is returned as
+    /// a response, not an error; a broken connection is [`SysError::Network`].
+    fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError>;
+
+    /// Downloads `url` to the new file `dest`, following redirects, hashing
+    /// with sha256 on the way. An HTTP error status is [`SysError::Http`].
+    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError>;
+
+    /// Unpacks the `.tar.gz` at `archive` into the existing directory
+    /// `into`, refusing any entry that would land outside it, and returns
+    /// the regular files placed, sorted by path.
+    fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError>;
+
+    /// sha256 of a file, lowercase hex; `None` when it does not exist.
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<String>, SysError>;
+
+    /// Runs a process to completion within its time limit. A process that
+    /// ran and failed is an [`Output`]; one that could not start is [`SysError::Spawn`].
+    fn run(&mut self, cmd: &Cmd) -> Result<Output, SysError>;
+
+    /// Free space, in bytes, of the file system holding `path`.
+    fn disk_free(&mut self, path: &Path) -> Result<u64, SysError>;
+
+    /// Creates a directory and its parents.
+    fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError>;
+
+    /// Removes a file or a directory tree; nothing there is not an error.
+    fn remove(&mut self, path: &Path) -> Result<(), SysError>;
+
+    /// Renames within one file system (atomic for a directory).
+    fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError>;
+
+    /// Writes a file whole and atomically: a temporary beside it, synced, renamed.
+    fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError>;
+
+    /// Reads a file whole; `None` when it does not exist.
+    fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError>;
+
+    /// Lists a directory, sorted by name; `None` when it does not exist.
+    fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError>;
+
+    /// Seconds since the Unix epoch (simulated in simulation).
+    fn now(&mut self) -> u64;
+
+    /// Waits (advances the clock in simulation).
+    fn sleep(&mut self, d: Duration);
+}

@@ -1,0 +1,128 @@
+//! The simulated machine: a [`System`] that answers as the host described
+//! in a [`Host`] would, in the real tools' output formats.
+//!
+//! Real about the network (the fake release server on loopback) and the
+//! files (a real directory), through [`Local`]; simulated about what the
+//! host description decides: `ldd` and programs ([`ldd`], [`programs`]),
+//! the package manager ([`packages`]), free disk and the clock. Installing a
+//! package changes the simulated host, so a second convergence sees it.
+
+pub(crate) mod ldd;
+mod packages;
+mod programs;
+pub mod stub;
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::local::Local;
+use super::{Cmd, DirEntry, Downloaded, HttpResponse, Output, SysError, System, UnpackedFile};
+use crate::host::Host;
+
+/// The simulated clock's start: 2026-11-01T00:00:00Z, in seconds since the
+/// Unix epoch. Every simulation starts here, so its output never depends
+/// on when it ran.
+pub const SIM_EPOCH: u64 = 1_793_491_200;
+
+/// A described machine.
+#[derive(Debug)]
+pub struct SimSystem {
+    host: Host,
+    local: Local,
+    clock: u64,
+    commands: Vec<String>,
+}
+
+impl SimSystem {
+    /// The machine `host`, reaching the network and files through `local`.
+    pub fn new(host: Host, local: Local) -> SimSystem {
+        SimSystem { host, local, clock: SIM_EPOCH, commands: Vec::new() }
+    }
+
+    /// The host as it is now (packages installed by a convergence included).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Every command run so far, as command lines, in order.
+    pub fn commands(&self) -> &[String] {
+        &self.commands
+    }
+
+    fn read_file(&self, p: &Path) -> Option<Vec<u8>> {
+        self.local.read(p).ok().flatten()
+    }
+}
+
+impl System for SimSystem {
+    fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+        self.local.http_get(url, accept)
+    }
+
+    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+        self.local.download(url, dest)
+    }
+
+    fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+        self.local.unpack(archive, into)
+    }
+
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<String>, SysError> {
+        self.local.sha256_file(path)
+    }
+
+    fn run(&mut self, cmd: &Cmd) -> Result<Output, SysError> {
+        self.commands.push(cmd.display());
+        let name = cmd.program.to_string_lossy().into_owned();
+        if let Some(out) = packages::run(&mut self.host, &name, &cmd.args) {
+            return out;
+        }
+        if name == "ldd" {
+            let [file] = cmd.args.as_slice() else {
+                return Ok(Output { code: Some(1), stderr: "ldd: missing file arguments\n".into(), ..Output::default() });
+            };
+            return Ok(programs::ldd(&self.host, Path::new(file), |p| self.read_file(p)));
+        }
+        if cmd.program.is_absolute() {
+            let host = self.host.clone();
+            return programs::run(&host, &cmd.program, &cmd.args, |p| self.read_file(p), |d| self.local.list_dir(d).ok().flatten());
+        }
+        Err(SysError::Spawn { program: name, message: "No such file or directory".into() })
+    }
+
+    fn disk_free(&mut self, _path: &Path) -> Result<u64, SysError> {
+        Ok(self.host.disk_free_bytes())
+    }
+
+    fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError> {
+        self.local.create_dir_all(path)
+    }
+
+    fn remove(&mut self, path: &Path) -> Result<(), SysError> {
+        self.local.remove(path)
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError> {
+        self.local.rename(from, to)
+    }
+
+    fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
+        self.local.write_atomic(path, contents)
+    }
+
+    fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
+        self.local.read(path)
+    }
+
+    fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError> {
+        self.local.list_dir(path)
+    }
+
+    fn now(&mut self) -> u64 {
+        self.clock
+    }
+
+    fn sleep(&mut self, d: Duration) {
+        self.clock += d.as_secs();
+    }
+}

@@ -1,0 +1,30 @@
+//! The simulation catches a wrong recipe rule at the GPU check: the seed's
+//! recipe offered llama.cpp's CUDA 12.8 build to an RTX 3090 on driver 535
+//! (525 being CUDA 12's floor); the build's fatbins are compressed, which
+//! drivers before 550 cannot load, so it lists no CUDA device and the
+//! installer falls back. The recipe now leaves it out (550); this test
+//! replays the old rule's plan.
+
+use llmgw::converge::{Outcome, State};
+use llmgw::recipe::{self, Want};
+use llmgw::simulate::Simulation;
+
+#[test]
+fn the_seed_rule_is_caught_at_the_gpu_check_and_the_next_build_installed() {
+    let want = Want::parse("llama.cpp@b10850").unwrap();
+    // The plan the seed's rule gave on driver 535 is today's plan on 550.
+    let seed_plan = recipe::plan(&want, &super::host("rtx3090-ubuntu22.04-driver550.json")).unwrap();
+    assert_eq!(seed_plan.candidates[0].variant, "cuda-12.8");
+
+    let mut sim = Simulation::start(super::host("rtx3090-ubuntu22.04-driver535.json")).unwrap();
+    let s = sim.install_plan(&want, seed_plan).engines.remove(0);
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")));
+    let cuda = &s.attempts[0];
+    assert_eq!((cuda.variant.as_str(), cuda.outcome), ("cuda-12.8", Outcome::Failed));
+    assert!(cuda.reason.contains("lists no CUDA device"), "{}", cuda.reason);
+    assert!(cuda.reason.contains("compressed fatbin needs driver 550"), "{}", cuda.reason);
+
+    // And today's recipe never downloads it there.
+    let plan = recipe::plan(&want, &super::host("rtx3090-ubuntu22.04-driver535.json")).unwrap();
+    assert_eq!(plan.candidates.iter().map(|b| b.variant.as_str()).collect::<Vec<_>>(), ["vulkan"]);
+}

@@ -1,0 +1,21 @@
+//! Integration tests: one binary, one module per topic.
+
+mod cli;
+mod gpu_check;
+mod outcomes;
+mod rerun;
+
+use std::path::PathBuf;
+
+use llmgw::host::Host;
+
+/// The path of a host file in `matrix/hosts/`.
+pub fn host_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts").join(file)
+}
+
+/// A host description from `matrix/hosts/`.
+pub fn host(file: &str) -> Host {
+    let text = std::fs::read_to_string(host_path(file)).unwrap();
+    Host::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
