@@ -8,6 +8,9 @@
 //! total unpacked size is bounded ([`Limits`]). Refusals are
 //! [`UnpackError`]s naming the entry.
 
+// This module is where files are touched for real (see clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -30,7 +33,10 @@ impl Default for Limits {
     /// 16 GiB and 200,000 entries: a CUDA build with its runtime is under
     /// 2 GB and a few hundred files.
     fn default() -> Self {
-        Limits { max_bytes: 16 << 30, max_entries: 200_000 }
+        Limits {
+            max_bytes: 16 << 30,
+            max_entries: 200_000,
+        }
     }
 }
 
@@ -88,10 +94,16 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
         let mut entry = entry.map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         count += 1;
         if count > limits.max_entries {
-            return Err(UnpackError::TooLarge { what: "entries", limit: limits.max_entries });
+            return Err(UnpackError::TooLarge {
+                what: "entries",
+                limit: limits.max_entries,
+            });
         }
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let refuse = |why: &str| UnpackError::Refused { entry: raw.clone(), why: why.to_string() };
+        let refuse = |why: &str| UnpackError::Refused {
+            entry: raw.clone(),
+            why: why.to_string(),
+        };
         let rel = safe_relative(&raw).map_err(|why| refuse(&why))?;
         if rel.as_os_str().is_empty() {
             continue; // "./" itself
@@ -113,7 +125,11 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
                 total += bytes;
                 set_mode(&target, mode)?;
-                files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
+                files.push(UnpackedFile {
+                    path: slash_path(&rel),
+                    bytes,
+                    sha256,
+                });
             }
             tar::EntryType::Symlink => {
                 let link = entry
@@ -122,14 +138,20 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                     .ok_or_else(|| refuse("symbolic link without a target"))?;
                 let parent = rel.parent().unwrap_or(Path::new(""));
                 if link.is_absolute() || !stays_inside(parent, &link) {
-                    return Err(refuse(&format!("symbolic link to `{}` points outside the archive's directory", link.display())));
+                    return Err(refuse(&format!(
+                        "symbolic link to `{}` points outside the archive's directory",
+                        link.display()
+                    )));
                 }
                 if let Some(p) = target.parent() {
                     create_dir(p)?;
                 }
                 remove_existing(&target, &raw)?;
-                std::os::unix::fs::symlink(&link, &target)
-                    .map_err(|source| UnpackError::Io { op: "create symbolic link", path: target.clone(), source })?;
+                std::os::unix::fs::symlink(&link, &target).map_err(|source| UnpackError::Io {
+                    op: "create symbolic link",
+                    path: target.clone(),
+                    source,
+                })?;
             }
             tar::EntryType::Link => {
                 let link = entry
@@ -140,23 +162,39 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                     .map_err(|why| refuse(&format!("hard link to `{}`: {why}", link.display())))?;
                 check_no_symlink_parents(dest, &link_rel).map_err(|why| refuse(&why))?;
                 let source = dest.join(&link_rel);
-                let meta = fs::symlink_metadata(&source)
-                    .map_err(|_| refuse(&format!("hard link to `{}`, which the archive has not placed", link.display())))?;
+                let meta = fs::symlink_metadata(&source).map_err(|_| {
+                    refuse(&format!(
+                        "hard link to `{}`, which the archive has not placed",
+                        link.display()
+                    ))
+                })?;
                 if !meta.is_file() {
-                    return Err(refuse(&format!("hard link to `{}`, which is not a regular file", link.display())));
+                    return Err(refuse(&format!(
+                        "hard link to `{}`, which is not a regular file",
+                        link.display()
+                    )));
                 }
                 if let Some(p) = target.parent() {
                     create_dir(p)?;
                 }
                 remove_existing(&target, &raw)?;
-                fs::hard_link(&source, &target)
-                    .map_err(|source| UnpackError::Io { op: "create hard link", path: target.clone(), source })?;
+                fs::hard_link(&source, &target).map_err(|source| UnpackError::Io {
+                    op: "create hard link",
+                    path: target.clone(),
+                    source,
+                })?;
                 let linked = slash_path(&link_rel);
                 if let Some(f) = files.iter().find(|f| f.path == linked).cloned() {
-                    files.push(UnpackedFile { path: slash_path(&rel), ..f });
+                    files.push(UnpackedFile {
+                        path: slash_path(&rel),
+                        ..f
+                    });
                 }
             }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader | tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {}
+            tar::EntryType::XGlobalHeader
+            | tar::EntryType::XHeader
+            | tar::EntryType::GNULongName
+            | tar::EntryType::GNULongLink => {}
             other => return Err(refuse(&format!("{} entries are not unpacked", kind_name(other)))),
         }
     }
@@ -233,7 +271,11 @@ fn check_no_symlink_parents(dest: &Path, rel: &Path) -> Result<(), String> {
 }
 
 fn create_dir(p: &Path) -> Result<(), UnpackError> {
-    fs::create_dir_all(p).map_err(|source| UnpackError::Io { op: "create directory", path: p.to_path_buf(), source })
+    fs::create_dir_all(p).map_err(|source| UnpackError::Io {
+        op: "create directory",
+        path: p.to_path_buf(),
+        source,
+    })
 }
 
 /// Removes a file or link an earlier entry placed at `p`, so the new entry
@@ -244,15 +286,27 @@ fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
             entry: raw.to_string(),
             why: "a directory of the same name is already there".into(),
         }),
-        Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io { op: "replace", path: p.to_path_buf(), source }),
+        Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io {
+            op: "replace",
+            path: p.to_path_buf(),
+            source,
+        }),
         Err(_) => Ok(()),
     }
 }
 
 fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {
-    let io_err = |op, source| UnpackError::Io { op, path: target.to_path_buf(), source };
+    let io_err = |op, source| UnpackError::Io {
+        op,
+        path: target.to_path_buf(),
+        source,
+    };
     // create_new: never follows a link planted at this name.
-    let mut out = fs::OpenOptions::new().write(true).create_new(true).open(target).map_err(|e| io_err("create", e))?;
+    let mut out = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(target)
+        .map_err(|e| io_err("create", e))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut written = 0u64;
@@ -275,12 +329,18 @@ fn set_mode(p: &Path, mode: u32) -> Result<(), UnpackError> {
     // Owner may always read and write what it unpacked; the archive's
     // execute bits are kept; setuid, setgid and sticky never are.
     let mode = (mode & 0o777) | 0o600;
-    fs::set_permissions(p, fs::Permissions::from_mode(mode))
-        .map_err(|source| UnpackError::Io { op: "set permissions of", path: p.to_path_buf(), source })
+    fs::set_permissions(p, fs::Permissions::from_mode(mode)).map_err(|source| UnpackError::Io {
+        op: "set permissions of",
+        path: p.to_path_buf(),
+        source,
+    })
 }
 
 fn slash_path(p: &Path) -> String {
-    p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn kind_name(t: tar::EntryType) -> &'static str {
@@ -319,7 +379,8 @@ mod tests {
     }
 
     fn file(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32, body: &[u8]) {
-        b.append(&header(path, tar::EntryType::Regular, mode, body.len() as u64), body).unwrap();
+        b.append(&header(path, tar::EntryType::Regular, mode, body.len() as u64), body)
+            .unwrap();
     }
 
     fn link(b: &mut tar::Builder<Vec<u8>>, path: &str, kind: tar::EntryType, to: &str) {
@@ -338,7 +399,10 @@ mod tests {
         });
         let dir = tempfile::tempdir().unwrap();
         let files = unpack_tar_gz(&gz[..], dir.path(), Limits::default()).unwrap();
-        assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["llama-b1/LICENSE", "llama-b1/llama-server"]);
+        assert_eq!(
+            files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["llama-b1/LICENSE", "llama-b1/llama-server"]
+        );
         assert_eq!(files[1].sha256, hex::encode(Sha256::digest(b"server")));
         let mode = fs::metadata(dir.path().join("llama-b1/llama-server")).unwrap().mode() & 0o7777;
         assert_eq!(mode, 0o755, "setuid dropped, execute kept");
@@ -349,20 +413,40 @@ mod tests {
         let cases: Vec<(&str, Vec<u8>)> = vec![
             ("..", tar_gz(|b| file(b, "../evil", 0o644, b"x"))),
             ("absolute", tar_gz(|b| file(b, "/tmp/evil", 0o644, b"x"))),
-            ("outside", tar_gz(|b| link(b, "a/up", tar::EntryType::Symlink, "../../etc"))),
-            ("outside", tar_gz(|b| link(b, "abs", tar::EntryType::Symlink, "/etc/passwd"))),
-            ("through a symbolic link", tar_gz(|b| {
-                link(b, "d", tar::EntryType::Symlink, ".");
-                file(b, "d/x", 0o644, b"x");
-            })),
-            ("FIFO", tar_gz(|b| b.append(&header("fifo", tar::EntryType::Fifo, 0o644, 0), &[][..]).unwrap())),
-            ("not placed", tar_gz(|b| link(b, "h", tar::EntryType::Link, "etc/shadow"))),
+            (
+                "outside",
+                tar_gz(|b| link(b, "a/up", tar::EntryType::Symlink, "../../etc")),
+            ),
+            (
+                "outside",
+                tar_gz(|b| link(b, "abs", tar::EntryType::Symlink, "/etc/passwd")),
+            ),
+            (
+                "through a symbolic link",
+                tar_gz(|b| {
+                    link(b, "d", tar::EntryType::Symlink, ".");
+                    file(b, "d/x", 0o644, b"x");
+                }),
+            ),
+            (
+                "FIFO",
+                tar_gz(|b| {
+                    b.append(&header("fifo", tar::EntryType::Fifo, 0o644, 0), &[][..])
+                        .unwrap()
+                }),
+            ),
+            (
+                "not placed",
+                tar_gz(|b| link(b, "h", tar::EntryType::Link, "etc/shadow")),
+            ),
         ];
         for (says, gz) in cases {
             let dir = tempfile::tempdir().unwrap();
             let inner = dir.path().join("staging");
             fs::create_dir(&inner).unwrap();
-            let e = unpack_tar_gz(&gz[..], &inner, Limits::default()).unwrap_err().to_string();
+            let e = unpack_tar_gz(&gz[..], &inner, Limits::default())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(says), "expected `{says}` in: {e}");
             assert!(!dir.path().join("evil").exists());
         }
@@ -373,7 +457,15 @@ mod tests {
         let zeros = vec![0u8; 1 << 20];
         let gz = tar_gz(|b| file(b, "big", 0o644, &zeros));
         let dir = tempfile::tempdir().unwrap();
-        let e = unpack_tar_gz(&gz[..], dir.path(), Limits { max_bytes: 1000, max_entries: 10 }).unwrap_err();
+        let e = unpack_tar_gz(
+            &gz[..],
+            dir.path(),
+            Limits {
+                max_bytes: 1000,
+                max_entries: 10,
+            },
+        )
+        .unwrap_err();
         assert!(matches!(e, UnpackError::TooLarge { what: "bytes", .. }), "{e}");
     }
 

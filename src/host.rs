@@ -103,11 +103,12 @@ pub struct Os {
     /// The C library kind.
     pub libc: Libc,
     /// glibc version `major.minor` (`2.35`); `null` on a musl system.
-    #[serde(default)]
+    /// Required, even when `null`.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub glibc: Option<DottedVersion>,
     /// The newest `GLIBCXX_3.4.N` the system libstdc++ provides, as `3.4.N`;
-    /// `null` where there is no libstdc++.
-    #[serde(default)]
+    /// `null` where there is no libstdc++. Required, even when `null`.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub glibcxx: Option<DottedVersion>,
 }
 
@@ -225,7 +226,10 @@ impl ComputeCapability {
         if !digits(a) || !digits(b) {
             return Err(bad());
         }
-        Ok(ComputeCapability::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+        Ok(ComputeCapability::new(
+            a.parse().map_err(|_| bad())?,
+            b.parse().map_err(|_| bad())?,
+        ))
     }
 }
 
@@ -273,7 +277,10 @@ impl DriverVersion {
     /// A sentence naming the text, when it is not dotted numbers.
     pub fn parse(s: &str) -> Result<Self, String> {
         let parts = dotted(s).ok_or_else(|| format!("driver version `{s}` is not dotted numbers (like 535.183.01)"))?;
-        Ok(DriverVersion { parts, text: s.trim().to_string() })
+        Ok(DriverVersion {
+            parts,
+            text: s.trim().to_string(),
+        })
     }
 
     /// The branch: 535 of `535.183.01`.
@@ -383,19 +390,28 @@ impl Host {
         let host: Host = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            HostError::Shape { path, message: strip_position(&inner) }
+            HostError::Shape {
+                path,
+                message: strip_position(&inner),
+            }
         })?;
         host.validate()?;
         Ok(host)
     }
 
     fn validate(&self) -> Result<(), HostError> {
-        let invalid = |path: &str, message: &str| HostError::Invalid { path: path.into(), message: message.into() };
+        let invalid = |path: &str, message: &str| HostError::Invalid {
+            path: path.into(),
+            message: message.into(),
+        };
         if self.name.trim().is_empty() {
             return Err(invalid("name", "must say what the machine is"));
         }
         if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
-            return Err(invalid("os.glibc", "a glibc system must give its glibc version (like \"2.35\")"));
+            return Err(invalid(
+                "os.glibc",
+                "a glibc system must give its glibc version (like \"2.35\")",
+            ));
         }
         if self.os.libc == Libc::Musl && self.os.glibc.is_some() {
             return Err(invalid("os.glibc", "a musl system has no glibc; use null"));
@@ -476,7 +492,9 @@ mod tests {
 
     #[test]
     fn missing_field_is_named_with_its_path() {
-        let text = V100.replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null").replace(", \"x_unused\": null", "");
+        let text = V100
+            .replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null")
+            .replace(", \"x_unused\": null", "");
         let e = Host::from_json(&text).unwrap_err().to_string();
         assert_eq!(e, "os: missing field `glibcxx`");
     }

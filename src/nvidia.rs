@@ -124,7 +124,9 @@ impl CudaKernels<'_> {
                 self.toolkit,
                 jit.map_or("unknown".to_string(), |n| n.to_string())
             )),
-            false => Some(format!("no kernel image is available for execution on the device (compute capability {gpu})")),
+            false => Some(format!(
+                "no kernel image is available for execution on the device (compute capability {gpu})"
+            )),
         }
     }
 }
@@ -152,21 +154,43 @@ mod tests {
     fn cuda_12_8_build_on_a_3090() {
         let sass = [cc("8.6"), cc("8.9"), cc("12.0")];
         let ptx = [cc("5.0"), cc("6.1"), cc("7.0"), cc("7.5"), cc("8.0"), cc("9.0")];
-        let k = CudaKernels { toolkit: "12.8", sass: &sass, ptx: &ptx, compressed: true };
+        let k = CudaKernels {
+            toolkit: "12.8",
+            sass: &sass,
+            ptx: &ptx,
+            compressed: true,
+        };
         assert_eq!(k.refusal(cc("8.6"), &drv("550.54.14")), None);
         let on_535 = k.refusal(cc("8.6"), &drv("535.183.01")).unwrap();
         assert!(on_535.contains("compressed fatbin needs driver 550"), "{on_535}");
         // A T4 has only PTX: 570 needed for CUDA 12.8's.
-        assert!(k.refusal(cc("7.5"), &drv("550.54.14")).unwrap().contains("needs driver 570"));
+        assert!(
+            k.refusal(cc("7.5"), &drv("550.54.14"))
+                .unwrap()
+                .contains("needs driver 570")
+        );
         assert_eq!(k.refusal(cc("7.5"), &drv("570.124.06")), None);
         // A Kepler card predates every kernel.
-        assert!(k.refusal(cc("3.7"), &drv("570.124.06")).unwrap().contains("no kernel image"));
+        assert!(
+            k.refusal(cc("3.7"), &drv("570.124.06"))
+                .unwrap()
+                .contains("no kernel image")
+        );
     }
 
     #[test]
     fn cuda_13_needs_580() {
-        let k = CudaKernels { toolkit: "13.3", sass: &[cc("9.0")], ptx: &[], compressed: true };
-        assert!(k.refusal(cc("9.0"), &drv("570.133.20")).unwrap().contains("insufficient"));
+        let k = CudaKernels {
+            toolkit: "13.3",
+            sass: &[cc("9.0")],
+            ptx: &[],
+            compressed: true,
+        };
+        assert!(
+            k.refusal(cc("9.0"), &drv("570.133.20"))
+                .unwrap()
+                .contains("insufficient")
+        );
         assert_eq!(k.refusal(cc("9.0"), &drv("580.95.05")), None);
     }
 }

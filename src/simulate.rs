@@ -22,7 +22,9 @@ pub const DEFAULT_WANTS_JSON: &str = include_str!("../matrix/wants.json");
 
 /// The default wants ([`DEFAULT_WANTS_JSON`]).
 pub fn default_wants() -> Vec<Want> {
-    WantsFile::from_json(DEFAULT_WANTS_JSON).expect("matrix/wants.json is valid (a unit test parses it)").wants
+    WantsFile::from_json(DEFAULT_WANTS_JSON)
+        .expect("matrix/wants.json is valid (a unit test parses it)")
+        .wants
 }
 
 /// Why a simulation could not be set up (not an outcome of one).
@@ -62,10 +64,21 @@ impl Simulation {
     /// As [`Simulation::start`].
     pub fn with_catalog(host: Host, catalog: &Catalog) -> Result<Simulation, SimError> {
         let server = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
-        let dir = tempfile::Builder::new().prefix("llmgw-sim-").tempdir().map_err(SimError::TempDir)?;
+        let dir = tempfile::Builder::new()
+            .prefix("llmgw-sim-")
+            .tempdir()
+            .map_err(SimError::TempDir)?;
         let local = Local::new(5, 30, None).map_err(|e| SimError::Client(e.to_string()))?;
-        let cfg = Config { engines_dir: dir.path().join("engines"), github_api: server.base_url() };
-        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg })
+        let cfg = Config {
+            engines_dir: dir.path().join("engines"),
+            github_api: server.base_url(),
+        };
+        Ok(Simulation {
+            server,
+            dir,
+            sys: SimSystem::new(host, local),
+            cfg,
+        })
     }
 
     /// Converges `wants` and reports, binaries relative to the engines directory.
@@ -97,7 +110,10 @@ impl Simulation {
                 s
             })
             .collect();
-        Report { host: host.name.clone(), engines }
+        Report {
+            host: host.name.clone(),
+            engines,
+        }
     }
 
     /// The fake release server (for counting its requests).

@@ -2,6 +2,9 @@
 //! problem becomes a [`Failure::BadInput`] naming the file or flag and,
 //! inside a file, the JSON path.
 
+// The CLI reads the files the user names.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 
 use llmgw::host::Host;
@@ -35,7 +38,8 @@ impl Failure {
 }
 
 fn read(kind: &str, path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("cannot read {kind} `{}`: {e}", path.display())))
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::BadInput(format!("cannot read {kind} `{}`: {e}", path.display())))
 }
 
 /// Reads and validates a host description.
@@ -47,7 +51,9 @@ pub fn host(path: &Path) -> Result<Host, Failure> {
 /// The wants: each `--want`, else those of `--wants FILE`, else `default`.
 pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Vec<Want>) -> Result<Vec<Want>, Failure> {
     if !flags.is_empty() && file.is_some() {
-        return Err(Failure::BadInput("give wants either with --want or with --wants FILE, not both".into()));
+        return Err(Failure::BadInput(
+            "give wants either with --want or with --wants FILE, not both".into(),
+        ));
     }
     if let Some(path) = file {
         let text = read("wants file", path)?;
@@ -58,5 +64,8 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
     if flags.is_empty() {
         return Ok(default());
     }
-    flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
+    flags
+        .iter()
+        .map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}"))))
+        .collect()
 }

@@ -3,6 +3,7 @@
 //! the library, renders, and returns the exit code.
 
 mod input;
+mod mock_server;
 mod plan;
 mod simulate;
 
@@ -46,6 +47,8 @@ pub enum Command {
     Simulate(simulate::Args),
     /// Show the builds a machine would try, best first, and why each other build is left out.
     Plan(plan::Args),
+    /// Serve the fake GitHub release server (the simulations' publisher) on loopback.
+    MockServer(mock_server::Args),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -53,5 +56,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Simulate(a) => simulate::run(a),
         Command::Plan(a) => plan::run(a),
+        Command::MockServer(a) => mock_server::run(a),
     }
 }

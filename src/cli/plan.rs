@@ -38,11 +38,18 @@ enum Format {
 pub fn run(args: Args) -> Result<i32, Failure> {
     let host = input::host(&args.host)?;
     let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
-    let plans: Vec<(Want, Result<Plan, Refusal>)> = wants.into_iter().map(|w| {
-        let p = recipe::plan(&w, &host);
-        (w, p)
-    }).collect();
-    let code = if plans.iter().any(|(_, p)| matches!(p, Err(Refusal::Unsupported { .. }))) { EXIT_FAULT } else { EXIT_OK };
+    let plans: Vec<(Want, Result<Plan, Refusal>)> = wants
+        .into_iter()
+        .map(|w| {
+            let p = recipe::plan(&w, &host);
+            (w, p)
+        })
+        .collect();
+    let code = if plans.iter().any(|(_, p)| matches!(p, Err(Refusal::Unsupported { .. }))) {
+        EXIT_FAULT
+    } else {
+        EXIT_OK
+    };
     match args.format {
         Format::Text => print!("{}", text(&host, &plans)),
         Format::Json => {
@@ -60,7 +67,9 @@ fn json(w: &Want, p: &Result<Plan, Refusal>) -> serde_json::Value {
             "want": w.to_string(), "state": "candidates",
             "candidates": plan.candidates, "excluded": plan.excluded, "notes": plan.notes,
         }),
-        Err(Refusal::NotHere { reason }) => serde_json::json!({"want": w.to_string(), "state": "not_here", "reason": reason}),
+        Err(Refusal::NotHere { reason }) => {
+            serde_json::json!({"want": w.to_string(), "state": "not_here", "reason": reason})
+        }
         Err(Refusal::Unsupported { reason, excluded }) => serde_json::json!({
             "want": w.to_string(), "state": "unsupported", "reason": reason, "excluded": excluded,
         }),

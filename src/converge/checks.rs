@@ -38,7 +38,11 @@ pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Opti
 pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<(), String> {
     let dir = binary.parent().unwrap_or(Path::new("/"));
     let mut files = vec![binary.to_path_buf()];
-    for lib in build.runtime_libraries.iter().chain(build.gpu.as_ref().map(|g| &g.library)) {
+    for lib in build
+        .runtime_libraries
+        .iter()
+        .chain(build.gpu.as_ref().map(|g| &g.library))
+    {
         files.push(dir.join(lib));
     }
     let mut libs = std::collections::BTreeSet::new();
@@ -48,7 +52,9 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
         if sys.read(f).map_err(|e| e.to_string())?.is_none() {
             return Err(format!("the build has no {name} beside {}", build.binary));
         }
-        let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
+        let out = sys
+            .run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60))
+            .map_err(|e| e.to_string())?;
         let report = ldd::parse(&format!("{}{}", out.stdout, out.stderr));
         if report.not_dynamic {
             return Err(format!("ldd says {name} is not a dynamic executable"));
@@ -98,7 +104,11 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Resul
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let text = format!("{}{}", out.stdout, out.stderr);
     if !out.success() {
-        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+        return Err(format!(
+            "`{shown}` {}: {}",
+            exit_words(out.code),
+            first_line(&out.stderr, binary)
+        ));
     }
     if !text.contains(&build.version_says) {
         return Err(format!(
@@ -117,26 +127,45 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Resul
 /// # Errors
 /// The sentence saying what was listed, with the backend's own diagnostics.
 pub fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
-    let Some(gpu) = &build.gpu else { return Ok(String::new()) };
+    let Some(gpu) = &build.gpu else {
+        return Ok(String::new());
+    };
     let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let shown = format!("{} {}", build.binary, gpu.list_args.join(" "));
     if !out.success() {
-        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+        return Err(format!(
+            "`{shown}` {}: {}",
+            exit_words(out.code),
+            first_line(&out.stderr, binary)
+        ));
     }
-    let listed: Vec<devices::Device> =
-        devices::parse(&out.stdout).into_iter().filter(|d| d.name.starts_with(&gpu.device_prefix)).collect();
+    let listed: Vec<devices::Device> = devices::parse(&out.stdout)
+        .into_iter()
+        .filter(|d| d.name.starts_with(&gpu.device_prefix))
+        .collect();
     let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
     // ggml's own diagnostics say why a device is missing; they name no path.
     let hints: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("ggml_")).collect();
-    let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
+    let hint = if hints.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", hints.join("; "))
+    };
     match listed.len() {
-        0 => Err(format!("the {} build lists no {} device{hint}", build.variant, gpu.device_prefix)),
+        0 => Err(format!(
+            "the {} build lists no {} device{hint}",
+            build.variant, gpu.device_prefix
+        )),
         n if n < want => Err(format!(
             "the {} build lists {n} {} device(s) of this node's {want} GPUs{hint}",
             build.variant, gpu.device_prefix
         )),
-        _ => Ok(listed.iter().map(|d| format!("{}: {}", d.name, d.description)).collect::<Vec<_>>().join(", ")),
+        _ => Ok(listed
+            .iter()
+            .map(|d| format!("{}: {}", d.name, d.description))
+            .collect::<Vec<_>>()
+            .join(", ")),
     }
 }
 
@@ -150,9 +179,15 @@ fn exit_words(code: Option<i32>) -> String {
 /// The first non-empty line, with the program's directory taken out.
 fn first_line(text: &str, binary: &Path) -> String {
     let dir = binary.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").replace(&dir, "").trim().to_string()
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .replace(&dir, "")
+        .trim()
+        .to_string()
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    p.file_name()
+        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

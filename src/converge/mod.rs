@@ -38,7 +38,10 @@ pub struct Config {
 /// Converges every want in order; one status per want.
 pub fn converge(sys: &mut dyn System, host: &Host, cfg: &Config, wants: &[Want]) -> Vec<Status> {
     let mut releases = Releases::default();
-    wants.iter().map(|w| converge_one(sys, host, cfg, w, &mut releases)).collect()
+    wants
+        .iter()
+        .map(|w| converge_one(sys, host, cfg, w, &mut releases))
+        .collect()
 }
 
 /// Release metadata fetched during one pass, by (repo, tag): builds of one
@@ -67,7 +70,11 @@ fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Excl
         binary: None,
         attempts: excluded
             .into_iter()
-            .map(|e| Attempt { variant: e.variant, outcome: Outcome::LeftOut, reason: e.reason })
+            .map(|e| Attempt {
+                variant: e.variant,
+                outcome: Outcome::LeftOut,
+                reason: e.reason,
+            })
             .collect(),
     }
 }
@@ -92,9 +99,20 @@ pub fn install_plan(
         match verify_installed(sys, host, build, &paths) {
             Verified::Absent => {}
             Verified::Whole(binary, why) => {
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Verified, reason: why });
+                attempts.push(Attempt {
+                    variant: build.variant.clone(),
+                    outcome: Outcome::Verified,
+                    reason: why,
+                });
                 notes.extend(build.note.clone());
-                return ready(want, build, binary, notes, attempts, "was installed earlier; every file verifies and it still works");
+                return ready(
+                    want,
+                    build,
+                    binary,
+                    notes,
+                    attempts,
+                    "was installed earlier; every file verifies and it still works",
+                );
             }
             Verified::Broken(why) => {
                 tracing::warn!(variant = %build.variant, "installed build no longer works: {why}");
@@ -118,7 +136,11 @@ pub fn install_plan(
         match result {
             Ok((binary, why)) => {
                 let how = format!("installed: {why}");
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Installed, reason: why });
+                attempts.push(Attempt {
+                    variant: build.variant.clone(),
+                    outcome: Outcome::Installed,
+                    reason: why,
+                });
                 attempts.extend(left_out(&plan));
                 notes.extend(build.note.clone());
                 return ready(want, build, binary, notes, attempts, &how);
@@ -126,7 +148,11 @@ pub fn install_plan(
             Err(why) => {
                 tracing::info!("build failed: {why}");
                 failures.push(format!("{}: {why}", build.variant));
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Failed, reason: why });
+                attempts.push(Attempt {
+                    variant: build.variant.clone(),
+                    outcome: Outcome::Failed,
+                    reason: why,
+                });
             }
         }
     }
@@ -136,7 +162,12 @@ pub fn install_plan(
         version: want.version.clone(),
         variant: None,
         state: State::Failed,
-        detail: format!("no build of {} {} works on this node: {}", want.engine, want.version, failures.join("; ")),
+        detail: format!(
+            "no build of {} {} works on this node: {}",
+            want.engine,
+            want.version,
+            failures.join("; ")
+        ),
         note: join_notes(notes),
         binary: None,
         attempts,
@@ -144,9 +175,11 @@ pub fn install_plan(
 }
 
 fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
-    plan.excluded
-        .iter()
-        .map(|e| Attempt { variant: e.variant.clone(), outcome: Outcome::LeftOut, reason: e.reason.clone() })
+    plan.excluded.iter().map(|e| Attempt {
+        variant: e.variant.clone(),
+        outcome: Outcome::LeftOut,
+        reason: e.reason.clone(),
+    })
 }
 
 fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attempts: Vec<Attempt>, how: &str) -> Status {
@@ -202,7 +235,11 @@ fn works(sys: &mut dyn System, host: &Host, build: &Build, binary: &Path) -> Res
     checks::libraries_load(sys, build, binary)?;
     let version = checks::version_runs(sys, build, binary)?;
     let gpus = checks::gpus_listed(sys, build, binary, host)?;
-    Ok(if gpus.is_empty() { version } else { format!("lists {gpus}") })
+    Ok(if gpus.is_empty() {
+        version
+    } else {
+        format!("lists {gpus}")
+    })
 }
 
 /// Installs one build into staging, checks it, and commits it.
@@ -248,18 +285,25 @@ fn install_build(
         let asset = release.asset(name).map_err(|e| e.to_string())?;
         let expected = asset.sha256().map_err(|e| e.to_string())?;
         let file = downloads.join(name);
-        let got = sys.download(&asset.browser_download_url, &file).map_err(|e| format!("downloading {name}: {e}"))?;
+        let got = sys
+            .download(&asset.browser_download_url, &file)
+            .map_err(|e| format!("downloading {name}: {e}"))?;
         if got.sha256 != expected {
             return Err(format!(
                 "{name}: sha256 {} does not match the publisher's digest {expected} ({} bytes received, {} expected)",
                 got.sha256, got.bytes, asset.size
             ));
         }
-        digests.push(record::AssetDigest { name: name.clone(), sha256: expected });
+        digests.push(record::AssetDigest {
+            name: name.clone(),
+            sha256: expected,
+        });
     }
     let mut files = Vec::new();
     for name in &build.assets {
-        let placed = sys.unpack(&downloads.join(name), &tree).map_err(|e| format!("unpacking {name}: {e}"))?;
+        let placed = sys
+            .unpack(&downloads.join(name), &tree)
+            .map_err(|e| format!("unpacking {name}: {e}"))?;
         files.extend(placed);
     }
     files.sort();
@@ -273,7 +317,10 @@ fn install_build(
     }
 
     // Commit: the tree by rename, then the record, last.
-    let rel = binary.strip_prefix(&tree).map_err(|_| "the binary is outside the tree".to_string())?.to_path_buf();
+    let rel = binary
+        .strip_prefix(&tree)
+        .map_err(|_| "the binary is outside the tree".to_string())?
+        .to_path_buf();
     if let Some(parent) = paths.install.parent() {
         sys.create_dir_all(parent).map_err(|e| e.to_string())?;
     }
@@ -283,7 +330,11 @@ fn install_build(
         engine,
         version: build.version.clone(),
         variant: build.variant.clone(),
-        binary: rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        binary: rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
         files,
         assets: digests,
         installed_at: sys.now(),
@@ -311,9 +362,17 @@ fn ensure_packages(sys: &mut dyn System, family: PackageFamily, needed: &[String
         return Ok(missing);
     }
     let install = packages::install_command(family, &missing).expect("a family with a query installs");
-    let out = sys.run(&install).map_err(|e| format!("could not install {}: {e}", missing.join(", ")))?;
+    let out = sys
+        .run(&install)
+        .map_err(|e| format!("could not install {}: {e}", missing.join(", ")))?;
     if !out.success() {
-        let said = out.stderr.lines().chain(out.stdout.lines()).find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let said = out
+            .stderr
+            .lines()
+            .chain(out.stdout.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
         return Err(format!(
             "could not install the OS package {} (`{}` exited {}: {said})",
             missing.join(", "),

@@ -28,7 +28,10 @@ use truth::{Asset, Catalog, Release};
 /// The releases compiled into the binary: (path in the repository, JSON).
 /// A new release is one more line here and its file under `mocks/`.
 const EMBEDDED: &[(&str, &str)] = &[
-    ("mocks/llama.cpp/b10850.json", include_str!("../../mocks/llama.cpp/b10850.json")),
+    (
+        "mocks/llama.cpp/b10850.json",
+        include_str!("../../mocks/llama.cpp/b10850.json"),
+    ),
     ("mocks/uv/0.12.20.json", include_str!("../../mocks/uv/0.12.20.json")),
 ];
 
@@ -44,7 +47,8 @@ const RATE_LIMIT_RESET: u64 = 1_793_491_200;
 const NOT_FOUND_TAG: &str = r#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest/releases/releases#get-a-release-by-tag-name","status":"404"}"#;
 
 /// GitHub's answer to any other API path it does not know.
-const NOT_FOUND_API: &str = r#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}"#;
+const NOT_FOUND_API: &str =
+    r#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}"#;
 
 /// The catalog embedded from `mocks/`: every release the fake server
 /// publishes, parsed once.
@@ -80,7 +84,8 @@ pub fn embedded_catalog() -> &'static Catalog {
 ///
 /// API answers carry `x-ratelimit-*` headers as GitHub's do. The server runs
 /// on its own thread, so blocking clients can talk to it; its methods block
-/// on an internal runtime and must not be called from async code.
+/// on an internal runtime and must not be called (nor the server dropped)
+/// from async code.
 pub struct FakeServer {
     /// The wiremock server; dropped before the runtime.
     server: MockServer,
@@ -109,8 +114,16 @@ impl FakeServer {
     /// servable (`InvalidData`): a `published_at` that is not RFC 3339 UTC, a
     /// release or asset listed twice, two assets with the same id.
     pub fn start(catalog: &Catalog) -> io::Result<FakeServer> {
+        FakeServer::start_on(catalog, 0)
+    }
+
+    /// As [`FakeServer::start`], on `127.0.0.1:port` (0: a random free port).
+    ///
+    /// # Errors
+    /// As [`FakeServer::start`]; the port is taken (`AddrInUse`).
+    pub fn start_on(catalog: &Catalog, port: u16) -> io::Result<FakeServer> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
         let server = runtime.block_on(MockServer::builder().listener(listener).start());
         let base = server.uri();
 
@@ -120,7 +133,10 @@ impl FakeServer {
         let mut ids = BTreeMap::new();
         for release in &catalog.releases {
             if !releases.insert((release.repo.as_str(), release.tag.as_str())) {
-                return Err(invalid(format!("release {}@{} is listed twice", release.repo, release.tag)));
+                return Err(invalid(format!(
+                    "release {}@{} is listed twice",
+                    release.repo, release.tag
+                )));
             }
             let mtime = tarball::epoch(&release.published_at).ok_or_else(|| {
                 invalid(format!(
@@ -141,11 +157,19 @@ impl FakeServer {
             }
             let json = ApiRelease::new(&base, release, &served);
             let release_path = format!("/repos/{}/releases/tags/{}", release.repo, release.tag);
-            mocks.push(Mock::given(method("GET")).and(path(release_path)).respond_with(api_json(200, to_json(&json))));
+            mocks.push(
+                Mock::given(method("GET"))
+                    .and(path(release_path))
+                    .respond_with(api_json(200, to_json(&json))),
+            );
             for (s, api) in served.iter().zip(&json.assets) {
                 let location = format!("{base}{}", s.download_path);
                 let download = format!("/{}/releases/download/{}/{}", release.repo, release.tag, s.name);
-                mocks.push(Mock::given(method("GET")).and(path(download)).respond_with(redirect(&location)));
+                mocks.push(
+                    Mock::given(method("GET"))
+                        .and(path(download))
+                        .respond_with(redirect(&location)),
+                );
                 let api_path = format!("/repos/{}/releases/assets/{}", release.repo, s.id);
                 mocks.push(
                     Mock::given(method("GET"))
@@ -154,16 +178,28 @@ impl FakeServer {
                         .respond_with(redirect(&location))
                         .with_priority(1),
                 );
-                mocks.push(Mock::given(method("GET")).and(path(api_path)).respond_with(api_json(200, to_json(api))));
                 mocks.push(
-                    Mock::given(method("GET")).and(path(s.download_path.as_str())).respond_with(
-                        ResponseTemplate::new(200)
-                            .set_body_raw(s.bytes.clone(), "application/octet-stream")
-                            .insert_header("content-disposition", format!("attachment; filename={}", s.name).as_str()),
-                    ),
+                    Mock::given(method("GET"))
+                        .and(path(api_path))
+                        .respond_with(api_json(200, to_json(api))),
+                );
+                mocks.push(
+                    Mock::given(method("GET"))
+                        .and(path(s.download_path.as_str()))
+                        .respond_with(
+                            ResponseTemplate::new(200)
+                                .set_body_raw(s.bytes.clone(), "application/octet-stream")
+                                .insert_header(
+                                    "content-disposition",
+                                    format!("attachment; filename={}", s.name).as_str(),
+                                ),
+                        ),
                 );
                 if !download_paths.insert(s.download_path.clone()) {
-                    return Err(invalid(format!("asset {} is listed twice in {}@{}", s.name, release.repo, release.tag)));
+                    return Err(invalid(format!(
+                        "asset {} is listed twice in {}@{}",
+                        s.name, release.repo, release.tag
+                    )));
                 }
             }
         }
@@ -184,7 +220,11 @@ impl FakeServer {
                 server.register(mock).await;
             }
         });
-        Ok(FakeServer { server, runtime, download_paths })
+        Ok(FakeServer {
+            server,
+            runtime,
+            download_paths,
+        })
     }
 
     /// The base URL standing for `https://api.github.com` and
@@ -208,7 +248,10 @@ impl FakeServer {
     /// How many asset bodies were asked for: `GET` requests to the final
     /// download location of an asset, whatever led there.
     pub fn downloads(&self) -> usize {
-        self.requests().iter().filter(|(m, p)| m == "GET" && self.download_paths.contains(p)).count()
+        self.requests()
+            .iter()
+            .filter(|(m, p)| m == "GET" && self.download_paths.contains(p))
+            .count()
     }
 }
 
@@ -236,7 +279,10 @@ impl Served {
             digest: format!("sha256:{}", hex::encode(Sha256::digest(&bytes))),
             bytes,
             download_path: format!("/github-production-release-asset/{id}/{}", asset.name),
-            browser_download_url: format!("{base}/{}/releases/download/{}/{}", release.repo, release.tag, asset.name),
+            browser_download_url: format!(
+                "{base}/{}/releases/download/{}/{}",
+                release.repo, release.tag, asset.name
+            ),
         }
     }
 }
@@ -380,7 +426,9 @@ fn asset_id(release: &Release, asset: &Asset) -> u64 {
 
 /// A nine-digit number from FNV-1a (64 bits) of `key`.
 fn stable_id(key: &str) -> u64 {
-    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
     100_000_000 + hash % 900_000_000
 }
 
@@ -421,7 +469,11 @@ mod tests {
     use crate::system::sim::stub::{Backend, ElfStub};
 
     fn client(follow: bool) -> reqwest::blocking::Client {
-        let policy = if follow { reqwest::redirect::Policy::limited(10) } else { reqwest::redirect::Policy::none() };
+        let policy = if follow {
+            reqwest::redirect::Policy::limited(10)
+        } else {
+            reqwest::redirect::Policy::none()
+        };
         reqwest::blocking::Client::builder().redirect(policy).build().unwrap()
     }
 
@@ -432,11 +484,16 @@ mod tests {
         assert_eq!(resp.headers()["content-type"], "application/json; charset=utf-8");
         assert_eq!(resp.headers()["x-ratelimit-remaining"], "59");
         assert_eq!(resp.headers()["x-ratelimit-resource"], "core");
-        resp.json().unwrap()
+        serde_json::from_slice(&resp.bytes().unwrap()).unwrap()
     }
 
     fn asset<'a>(release: &'a Value, name: &str) -> &'a Value {
-        release["assets"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()
+        release["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()
     }
 
     #[test]
@@ -449,10 +506,16 @@ mod tests {
             assert!(!r.sources.is_empty(), "{file}");
             for a in &r.assets {
                 for f in &a.files {
-                    assert!(f.elf.is_some() != f.text.is_some(), "{file} {} {}: one of elf or text", a.name, f.path);
+                    assert!(
+                        f.elf.is_some() != f.text.is_some(),
+                        "{file} {} {}: one of elf or text",
+                        a.name,
+                        f.path
+                    );
                     for v in f.elf.iter().flat_map(|e| &e.requires) {
                         let ok = ["GLIBC_2.", "GLIBCXX_3.4.", "CXXABI_1.3."].iter().any(|p| {
-                            v.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                            v.strip_prefix(p)
+                                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
                         });
                         assert!(ok, "{file} {} {}: symbol version `{v}`", a.name, f.path);
                     }
@@ -463,32 +526,97 @@ mod tests {
 
     #[test]
     fn the_llama_cpp_truth_has_what_the_checks_rely_on() {
-        let r = embedded_catalog().releases.iter().find(|r| r.engine == "llama.cpp").unwrap();
+        let r = embedded_catalog()
+            .releases
+            .iter()
+            .find(|r| r.engine == "llama.cpp")
+            .unwrap();
         for a in &r.assets {
             assert_eq!(a.top, "llama-b10850", "{}", a.name);
             let has = |p: &str| a.files.iter().any(|f| f.path == p);
             if a.name.starts_with("cudart-") {
                 let major = if a.name.contains("cuda-12.8") { "12" } else { "13" };
-                assert!(has(&format!("libcudart.so.{major}")) && has(&format!("libcublas.so.{major}")), "{}", a.name);
+                assert!(
+                    has(&format!("libcudart.so.{major}")) && has(&format!("libcublas.so.{major}")),
+                    "{}",
+                    a.name
+                );
                 assert!(!has("LICENSE"), "{}: would overwrite the build's LICENSE", a.name);
                 continue;
             }
-            let arch = if a.name.ends_with("-x64.tar.gz") { "x64" } else { "arm64" };
-            assert!(has(if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }), "{}", a.name);
-            let server = a.files.iter().find(|f| f.path == "llama-server").unwrap().elf.as_ref().unwrap();
+            let arch = if a.name.ends_with("-x64.tar.gz") {
+                "x64"
+            } else {
+                "arm64"
+            };
+            assert!(
+                has(if arch == "x64" {
+                    "libggml-cpu-x64.so"
+                } else {
+                    "libggml-cpu-armv8.0_1.so"
+                }),
+                "{}",
+                a.name
+            );
+            let server = a
+                .files
+                .iter()
+                .find(|f| f.path == "llama-server")
+                .unwrap()
+                .elf
+                .as_ref()
+                .unwrap();
             assert!(server.lists_devices);
-            assert!(server.version.as_ref().unwrap().stderr.starts_with("version: 10850 (fe14399)\n"));
-            let (glibc, glibcxx) = if arch == "x64" { ("GLIBC_2.35", "GLIBCXX_3.4.30") } else { ("GLIBC_2.39", "GLIBCXX_3.4.33") };
-            for f in a.files.iter().filter(|f| f.path == "llama-server" || f.path.starts_with("libggml")) {
+            assert!(
+                server
+                    .version
+                    .as_ref()
+                    .unwrap()
+                    .stderr
+                    .starts_with("version: 10850 (fe14399)\n")
+            );
+            let (glibc, glibcxx) = if arch == "x64" {
+                ("GLIBC_2.35", "GLIBCXX_3.4.30")
+            } else {
+                ("GLIBC_2.39", "GLIBCXX_3.4.33")
+            };
+            for f in a
+                .files
+                .iter()
+                .filter(|f| f.path == "llama-server" || f.path.starts_with("libggml"))
+            {
                 let req = &f.elf.as_ref().unwrap().requires;
-                assert!(req.iter().any(|v| v == glibc) && req.iter().any(|v| v == glibcxx), "{} {}", a.name, f.path);
+                assert!(
+                    req.iter().any(|v| v == glibc) && req.iter().any(|v| v == glibcxx),
+                    "{} {}",
+                    a.name,
+                    f.path
+                );
             }
-            let backend = |lib: &str| a.files.iter().find(|f| f.path == lib).and_then(|f| f.elf.as_ref()?.backend.clone());
-            if let Some(tk) = ["12.8", "13.3"].into_iter().find(|tk| a.name.contains(&format!("cuda-{tk}"))) {
-                let Some(Backend::Cuda { toolkit, compressed, .. }) = backend("libggml-cuda.so") else { panic!("{}", a.name) };
+            let backend = |lib: &str| {
+                a.files
+                    .iter()
+                    .find(|f| f.path == lib)
+                    .and_then(|f| f.elf.as_ref()?.backend.clone())
+            };
+            if let Some(tk) = ["12.8", "13.3"]
+                .into_iter()
+                .find(|tk| a.name.contains(&format!("cuda-{tk}")))
+            {
+                let Some(Backend::Cuda {
+                    toolkit, compressed, ..
+                }) = backend("libggml-cuda.so")
+                else {
+                    panic!("{}", a.name)
+                };
                 assert_eq!((toolkit.as_str(), compressed), (tk, true));
             }
-            assert_eq!(a.name.contains("vulkan"), backend("libggml-vulkan.so") == Some(Backend::Vulkan), "{}", a.name);
+            assert_eq!(
+                a.name.contains("vulkan"),
+                backend("libggml-vulkan.so") == Some(Backend::Vulkan),
+                "{}",
+                a.name
+            );
         }
     }
 
@@ -498,11 +626,18 @@ mod tests {
         let published: BTreeSet<(&str, &str, &str)> = catalog
             .releases
             .iter()
-            .flat_map(|r| r.assets.iter().map(move |a| (r.repo.as_str(), r.tag.as_str(), a.name.as_str())))
+            .flat_map(|r| {
+                r.assets
+                    .iter()
+                    .map(move |a| (r.repo.as_str(), r.tag.as_str(), a.name.as_str()))
+            })
             .collect();
         let mut asked = BTreeSet::new();
         for arch in ["amd64", "arm64"] {
-            for nvidia in ["null", r#"{"driver": "580.95.05", "gpus": [{"name": "A10", "compute_capability": "8.6", "memory_mib": 24576}]}"#] {
+            for nvidia in [
+                "null",
+                r#"{"driver": "580.95.05", "gpus": [{"name": "A10", "compute_capability": "8.6", "memory_mib": 24576}]}"#,
+            ] {
                 let host = Host::from_json(&format!(
                     r#"{{"name": "t", "arch": "{arch}",
                         "os": {{"id": "ubuntu", "version": "24.04", "package_family": "deb", "libc": "glibc", "glibc": "2.39", "glibcxx": "3.4.33"}},
@@ -512,7 +647,11 @@ mod tests {
                 .unwrap();
                 for r in &catalog.releases {
                     let engine = Engine::parse(&r.engine).unwrap();
-                    let want = Want { engine, version: r.version.clone(), variant: None };
+                    let want = Want {
+                        engine,
+                        version: r.version.clone(),
+                        variant: None,
+                    };
                     let Ok(p) = plan(&want, &host) else { continue };
                     for b in &p.candidates {
                         for a in &b.assets {
@@ -524,9 +663,12 @@ mod tests {
         }
         // Every build is a candidate on one of these hosts: cpu x2, cuda-13.3
         // x2 (two assets each), cuda-12.8 (two assets), vulkan x2, uv x2.
-        assert_eq!(asked.len(), 14, "{asked:#?}");
+        assert_eq!(asked.len(), 12, "{asked:#?}");
         for (repo, tag, name) in &asked {
-            assert!(published.contains(&(repo.as_str(), tag.as_str(), name.as_str())), "{repo}@{tag} has no {name}");
+            assert!(
+                published.contains(&(repo.as_str(), tag.as_str(), name.as_str())),
+                "{repo}@{tag} has no {name}"
+            );
         }
     }
 
@@ -537,22 +679,37 @@ mod tests {
         let release = release_json(&server, "ggml-org/llama.cpp", "b10850");
         assert_eq!(release["tag_name"], "b10850");
         assert_eq!(release["target_commitish"], "master");
-        assert_eq!((release["draft"].as_bool(), release["prerelease"].as_bool()), (Some(false), Some(false)));
+        assert_eq!(
+            (release["draft"].as_bool(), release["prerelease"].as_bool()),
+            (Some(false), Some(false))
+        );
         assert_eq!(release["assets"].as_array().unwrap().len(), 10);
 
         let name = "llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz";
         let a = asset(&release, name);
         let id = a["id"].as_u64().unwrap();
-        assert_eq!(a["url"], format!("{base}/repos/ggml-org/llama.cpp/releases/assets/{id}"));
-        assert_eq!(a["browser_download_url"], format!("{base}/ggml-org/llama.cpp/releases/download/b10850/{name}"));
-        assert_eq!((a["state"].as_str(), a["content_type"].as_str()), (Some("uploaded"), Some("application/gzip")));
+        assert_eq!(
+            a["url"],
+            format!("{base}/repos/ggml-org/llama.cpp/releases/assets/{id}")
+        );
+        assert_eq!(
+            a["browser_download_url"],
+            format!("{base}/ggml-org/llama.cpp/releases/download/b10850/{name}")
+        );
+        assert_eq!(
+            (a["state"].as_str(), a["content_type"].as_str()),
+            (Some("uploaded"), Some("application/gzip"))
+        );
         assert!(a["label"].is_null());
 
         // The download answers 302 to the archive's location, as github.com does.
         let url = a["browser_download_url"].as_str().unwrap();
         let hop = client(false).get(url).send().unwrap();
         assert_eq!(hop.status(), 302);
-        assert_eq!(hop.headers()["location"], format!("{base}/github-production-release-asset/{id}/{name}"));
+        assert_eq!(
+            hop.headers()["location"],
+            format!("{base}/github-production-release-asset/{id}/{name}")
+        );
         assert_eq!(server.downloads(), 0);
 
         let resp = client(true).get(url).send().unwrap();
@@ -561,7 +718,10 @@ mod tests {
         let length: u64 = resp.headers()["content-length"].to_str().unwrap().parse().unwrap();
         let body = resp.bytes().unwrap();
         assert_eq!((length, body.len() as u64), (a["size"].as_u64().unwrap(), length));
-        assert_eq!(format!("sha256:{}", hex::encode(Sha256::digest(&body))), a["digest"].as_str().unwrap());
+        assert_eq!(
+            format!("sha256:{}", hex::encode(Sha256::digest(&body))),
+            a["digest"].as_str().unwrap()
+        );
         assert_eq!(server.downloads(), 1);
 
         // The archive holds the truth: the CUDA backend's stub, under llama-b10850/.
@@ -578,27 +738,58 @@ mod tests {
                 cuda = ElfStub::from_bytes(&data);
             }
         }
-        let Some(Backend::Cuda { sass, .. }) = cuda.and_then(|s| s.backend) else { panic!("no CUDA backend") };
+        let Some(Backend::Cuda { sass, .. }) = cuda.and_then(|s| s.backend) else {
+            panic!("no CUDA backend")
+        };
         assert_eq!(sass, ["8.6", "8.9", "12.0"]);
 
         // Every other asset, through the API's octet-stream route.
         for each in release["assets"].as_array().unwrap() {
             let api = client(true).get(each["url"].as_str().unwrap());
-            let body = api.header("accept", "application/octet-stream").send().unwrap().bytes().unwrap();
-            assert_eq!(format!("sha256:{}", hex::encode(Sha256::digest(&body))), each["digest"].as_str().unwrap());
+            let body = api
+                .header("accept", "application/octet-stream")
+                .send()
+                .unwrap()
+                .bytes()
+                .unwrap();
+            assert_eq!(
+                format!("sha256:{}", hex::encode(Sha256::digest(&body))),
+                each["digest"].as_str().unwrap()
+            );
         }
         assert_eq!(server.downloads(), 11);
-        let meta: Value = client(true).get(a["url"].as_str().unwrap()).send().unwrap().json().unwrap();
+        let meta = client(true)
+            .get(a["url"].as_str().unwrap())
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap();
+        let meta: Value = serde_json::from_slice(&meta).unwrap();
         assert_eq!(meta["digest"], a["digest"]);
         assert_eq!(server.downloads(), 11);
 
         let requests = server.requests();
-        assert_eq!(requests[0], ("GET".to_string(), "/repos/ggml-org/llama.cpp/releases/tags/b10850".to_string()));
-        assert_eq!(requests[1], ("GET".to_string(), format!("/ggml-org/llama.cpp/releases/download/b10850/{name}")));
+        assert_eq!(
+            requests[0],
+            (
+                "GET".to_string(),
+                "/repos/ggml-org/llama.cpp/releases/tags/b10850".to_string()
+            )
+        );
+        assert_eq!(
+            requests[1],
+            (
+                "GET".to_string(),
+                format!("/ggml-org/llama.cpp/releases/download/b10850/{name}")
+            )
+        );
         assert_eq!(requests.len(), 1 + 1 + 2 + 2 * 10 + 1);
 
         let uv = release_json(&server, "astral-sh/uv", "0.12.20");
-        assert_eq!((uv["tag_name"].as_str(), uv["target_commitish"].as_str()), (Some("0.12.20"), Some("main")));
+        assert_eq!(
+            (uv["tag_name"].as_str(), uv["target_commitish"].as_str()),
+            (Some("0.12.20"), Some("main"))
+        );
     }
 
     #[test]
@@ -609,14 +800,24 @@ mod tests {
                 .flat_map(|(repo, tag)| {
                     let r = release_json(s, repo, tag);
                     let assets = r["assets"].as_array().unwrap().clone();
-                    assets.into_iter().map(|a| (a["name"].clone(), a["id"].clone(), a["digest"].clone()))
+                    assets
+                        .into_iter()
+                        .map(|a| (a["name"].clone(), a["id"].clone(), a["digest"].clone()))
                 })
                 .collect()
         };
-        let (a, b) = (FakeServer::start(embedded_catalog()).unwrap(), FakeServer::start(embedded_catalog()).unwrap());
+        let (a, b) = (
+            FakeServer::start(embedded_catalog()).unwrap(),
+            FakeServer::start(embedded_catalog()).unwrap(),
+        );
         assert_ne!(a.base_url(), b.base_url());
         assert_eq!(digests(&a), digests(&b));
-        let url = |s: &FakeServer| format!("{}/astral-sh/uv/releases/download/0.12.20/uv-aarch64-unknown-linux-gnu.tar.gz", s.base_url());
+        let url = |s: &FakeServer| {
+            format!(
+                "{}/astral-sh/uv/releases/download/0.12.20/uv-aarch64-unknown-linux-gnu.tar.gz",
+                s.base_url()
+            )
+        };
         let body = |s: &FakeServer| client(true).get(url(s)).send().unwrap().bytes().unwrap();
         assert_eq!(body(&a), body(&b));
         assert_eq!((a.downloads(), b.downloads()), (1, 1));
@@ -631,7 +832,10 @@ mod tests {
         assert_eq!(resp.headers()["content-type"], "application/json; charset=utf-8");
         assert_eq!(resp.headers()["x-ratelimit-limit"], "60");
         assert_eq!(resp.text().unwrap(), NOT_FOUND_TAG);
-        let missing = format!("{}/ggml-org/llama.cpp/releases/download/b10850/nope.tar.gz", server.base_url());
+        let missing = format!(
+            "{}/ggml-org/llama.cpp/releases/download/b10850/nope.tar.gz",
+            server.base_url()
+        );
         assert_eq!(client(true).get(missing).send().unwrap().status(), 404);
         assert_eq!(server.downloads(), 0);
         assert_eq!(server.requests().len(), 2);
@@ -646,6 +850,11 @@ mod tests {
         assert!(err.to_string().contains("published_at `yesterday`"), "{err}");
         let mut catalog = embedded_catalog().clone();
         catalog.releases.push(catalog.releases[1].clone());
-        assert!(FakeServer::start(&catalog).unwrap_err().to_string().contains("listed twice"));
+        assert!(
+            FakeServer::start(&catalog)
+                .unwrap_err()
+                .to_string()
+                .contains("listed twice")
+        );
     }
 }

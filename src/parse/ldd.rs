@@ -87,14 +87,26 @@ mod tests {
                    \tlibvulkan.so.1 => not found\n";
         let r = parse(out);
         assert_eq!(r.missing_libraries.iter().collect::<Vec<_>>(), ["libvulkan.so.1"]);
-        let v: Vec<_> = r.missing_versions.iter().map(|m| (m.version.as_str(), m.library.as_str(), m.required_by.as_str())).collect();
-        assert_eq!(v, [("GLIBCXX_3.4.30", "libstdc++.so.6", "libllama.so"), ("GLIBC_2.35", "libc.so.6", "llama-server")]);
+        let v: Vec<_> = r
+            .missing_versions
+            .iter()
+            .map(|m| (m.version.as_str(), m.library.as_str(), m.required_by.as_str()))
+            .collect();
+        assert_eq!(
+            v,
+            [
+                ("GLIBCXX_3.4.30", "libstdc++.so.6", "libllama.so"),
+                ("GLIBC_2.35", "libc.so.6", "llama-server")
+            ]
+        );
         assert!(!r.is_clean());
     }
 
     #[test]
     fn reads_musl_ldd_and_static_files() {
-        let r = parse("\t/lib/ld-musl-x86_64.so.1 (0x7f)\nError loading shared library libstdc++.so.6: No such file or directory (needed by /x/llama-server)\n");
+        let r = parse(
+            "\t/lib/ld-musl-x86_64.so.1 (0x7f)\nError loading shared library libstdc++.so.6: No such file or directory (needed by /x/llama-server)\n",
+        );
         assert!(r.missing_libraries.contains("libstdc++.so.6"));
         assert!(parse("\tnot a dynamic executable\n").not_dynamic);
         assert!(parse("\tlibc.so.6 => /lib/libc.so.6 (0x1)\n").is_clean());

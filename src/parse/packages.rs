@@ -14,7 +14,10 @@ use crate::system::Cmd;
 /// family without a package manager.
 pub fn query_command(family: PackageFamily, names: &[String]) -> Option<Cmd> {
     let (program, mut args): (&str, Vec<String>) = match family {
-        PackageFamily::Deb => ("dpkg-query", vec!["-W".into(), "-f".into(), "${Package}\t${db:Status-Status}\n".into()]),
+        PackageFamily::Deb => (
+            "dpkg-query",
+            vec!["-W".into(), "-f".into(), "${Package}\t${db:Status-Status}\n".into()],
+        ),
         PackageFamily::Rpm => ("rpm", vec!["-q".into(), "--queryformat".into(), "%{NAME}\n".into()]),
         PackageFamily::Apk => ("apk", vec!["info".into(), "-e".into()]),
         PackageFamily::None => return None,
@@ -27,8 +30,9 @@ pub fn query_command(family: PackageFamily, names: &[String]) -> Option<Cmd> {
 /// family without a package manager.
 pub fn install_command(family: PackageFamily, names: &[String]) -> Option<Cmd> {
     let cmd = match family {
-        PackageFamily::Deb => Cmd::new("apt-get", ["install", "-y", "--no-install-recommends"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
+        PackageFamily::Deb => {
+            Cmd::new("apt-get", ["install", "-y", "--no-install-recommends"]).env("DEBIAN_FRONTEND", "noninteractive")
+        }
         PackageFamily::Rpm => Cmd::new("dnf", ["install", "-y"]),
         PackageFamily::Apk => Cmd::new("apk", ["add", "--no-cache"]),
         PackageFamily::None => return None,
@@ -75,7 +79,10 @@ mod tests {
     #[test]
     fn commands_name_the_packages() {
         let names = vec!["libvulkan1".to_string()];
-        assert_eq!(install_command(PackageFamily::Deb, &names).unwrap().display(), "apt-get install -y --no-install-recommends libvulkan1");
+        assert_eq!(
+            install_command(PackageFamily::Deb, &names).unwrap().display(),
+            "apt-get install -y --no-install-recommends libvulkan1"
+        );
         assert!(query_command(PackageFamily::None, &names).is_none());
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuBackend, GpuNeeds, Offer, Plan, Refusal, Want, no_build_for_arch, pick};
+use super::{Build, GpuBackend, GpuNeeds, Offer, Plan, Refusal, Want, pick, unsupported};
 use crate::host::{Arch, ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
@@ -26,8 +26,11 @@ const CUDA12: &str = "12.8";
 /// code; the rest (5.0, 6.1, 7.0, 7.5, 8.0, 9.0) it carries as PTX. Source:
 /// ggml's default `CMAKE_CUDA_ARCHITECTURES` for CUDA 12.8 with
 /// `GGML_NATIVE=OFF` (`ggml/src/ggml-cuda/CMakeLists.txt`): `86-real 89-real 120a-real`.
-const CUDA12_SASS: &[ComputeCapability] =
-    &[ComputeCapability::new(8, 6), ComputeCapability::new(8, 9), ComputeCapability::new(12, 0)];
+const CUDA12_SASS: &[ComputeCapability] = &[
+    ComputeCapability::new(8, 6),
+    ComputeCapability::new(8, 9),
+    ComputeCapability::new(12, 0),
+];
 
 /// The oldest GPU the CUDA 12.8 build has kernels for: `50-virtual`. Source: as [`CUDA12_SASS`].
 const CUDA12_MIN_CC: ComputeCapability = ComputeCapability::new(5, 0);
@@ -51,7 +54,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         Arch::Amd64 => "x64",
         Arch::Arm64 => "arm64",
         other => {
-            return Err(no_build_for_arch(format!(
+            return Err(unsupported(format!(
                 "llama.cpp publishes no Linux build for {other} that this installer can use (only x64 and arm64)"
             )));
         }
@@ -78,11 +81,22 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         version_says: format!("version: {} ", &v[1..]),
         // With GGML_BACKEND_DL the CPU backends are loaded at run time; the
         // baseline variant is the one every CPU of the architecture loads.
-        runtime_libraries: vec![if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }.to_string()],
+        runtime_libraries: vec![
+            if arch == "x64" {
+                "libggml-cpu-x64.so"
+            } else {
+                "libggml-cpu-armv8.0_1.so"
+            }
+            .to_string(),
+        ],
         gpu: None,
         // The archive carries a CPU backend per generation, down to SSE4.2;
         // below AVX2 it runs several times slower.
-        cpu_flags: if arch == "x64" { vec!["avx2".to_string()] } else { vec![] },
+        cpu_flags: if arch == "x64" {
+            vec!["avx2".to_string()]
+        } else {
+            vec![]
+        },
         free_gb: 2,
         note: None,
     };
@@ -93,12 +107,23 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         let cpu = base("cpu", vec![format!("llama-{v}-bin-ubuntu-{arch}.tar.gz")]);
         return pick(
             want,
-            vec![Offer { build: cpu, needs: GpuNeeds::default(), what: "llama.cpp for the CPU".into() }],
+            vec![Offer {
+                build: cpu,
+                needs: GpuNeeds::default(),
+                what: "llama.cpp for the CPU".into(),
+            }],
             host,
             notes,
         );
     }
 
+    if want.variant.as_deref() == Some("cpu") {
+        return Err(unsupported(
+            "llama.cpp's cpu build is not installed on a node with an NVIDIA GPU: it would serve GPU placements on the CPU; \
+             ask for vulkan or a cuda variant"
+                .to_string(),
+        ));
+    }
     // On an NVIDIA node never the CPU build: that is a GPU placement served
     // on the CPU. GPU builds best first; the release carries the CUDA runtime
     // beside each CUDA build, so the node needs a driver and no toolkit.
@@ -122,13 +147,25 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         device_prefix: "Vulkan".into(),
         list_args: vec!["--list-devices".into()],
     });
-    for (family, loader) in [(PackageFamily::Deb, "libvulkan1"), (PackageFamily::Rpm, "vulkan-loader"), (PackageFamily::Apk, "vulkan-loader")] {
-        vulkan.packages.get_mut(&family).expect("every family has libgomp").push(loader.to_string());
+    for (family, loader) in [
+        (PackageFamily::Deb, "libvulkan1"),
+        (PackageFamily::Rpm, "vulkan-loader"),
+        (PackageFamily::Apk, "vulkan-loader"),
+    ] {
+        vulkan
+            .packages
+            .get_mut(&family)
+            .expect("every family has libgomp")
+            .push(loader.to_string());
     }
 
     let mut offers = vec![Offer {
         build: cuda(CUDA13),
-        needs: GpuNeeds { driver: Some(nvidia::CUDA13_MIN_DRIVER), min_cc: Some(CUDA13_MIN_CC), jit: None },
+        needs: GpuNeeds {
+            driver: Some(nvidia::CUDA13_MIN_DRIVER),
+            min_cc: Some(CUDA13_MIN_CC),
+            jit: None,
+        },
         what: format!("llama.cpp built for CUDA {CUDA13}"),
     }];
     if arch == "x64" {
@@ -137,14 +174,21 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
             needs: GpuNeeds {
                 driver: Some(CUDA12_SASS_DRIVER),
                 min_cc: Some(CUDA12_MIN_CC),
-                jit: Some((CUDA12_SASS, nvidia::ptx_jit_min_driver(CUDA12).expect("12.8 is in the table"))),
+                jit: Some((
+                    CUDA12_SASS,
+                    nvidia::ptx_jit_min_driver(CUDA12).expect("12.8 is in the table"),
+                )),
             },
             what: format!("llama.cpp built for CUDA {CUDA12}"),
         });
     }
     // Vulkan runs on any card whose driver has Vulkan: the generations the
     // CUDA builds no longer cover. Whether it does is the GPU check's to see.
-    offers.push(Offer { build: vulkan, needs: GpuNeeds::default(), what: "llama.cpp built for Vulkan".into() });
+    offers.push(Offer {
+        build: vulkan,
+        needs: GpuNeeds::default(),
+        what: "llama.cpp built for Vulkan".into(),
+    });
     pick(want, offers, host, notes)
 }
 
@@ -182,7 +226,11 @@ mod tests {
     }
 
     fn want() -> Want {
-        Want { engine: Engine::LlamaCpp, version: "b10850".into(), variant: None }
+        Want {
+            engine: Engine::LlamaCpp,
+            version: "b10850".into(),
+            variant: None,
+        }
     }
 
     fn variants(p: &Plan) -> Vec<&str> {
@@ -209,7 +257,11 @@ mod tests {
     fn sass_gpus_need_550_for_compressed_fatbins() {
         let on_535 = plan(&want(), &host("amd64", Some("535.183.01"), &["8.6"])).unwrap();
         assert_eq!(variants(&on_535), ["vulkan"]);
-        assert!(on_535.excluded[1].reason.contains("needs NVIDIA driver 550 or newer"), "{:?}", on_535.excluded);
+        assert!(
+            on_535.excluded[1].reason.contains("needs NVIDIA driver 550 or newer"),
+            "{:?}",
+            on_535.excluded
+        );
         let on_550 = plan(&want(), &host("amd64", Some("550.144.03"), &["8.6"])).unwrap();
         assert_eq!(variants(&on_550), ["cuda-12.8", "vulkan"]);
     }
@@ -218,7 +270,11 @@ mod tests {
     fn a_mixed_node_needs_the_driver_its_ptx_gpu_needs() {
         let p = plan(&want(), &host("amd64", Some("550.144.03"), &["8.6", "9.0"])).unwrap();
         assert_eq!(variants(&p), ["vulkan"]);
-        assert!(p.excluded[1].reason.contains("compute capability 9.0 is carried as PTX only"));
+        assert!(
+            p.excluded[1]
+                .reason
+                .contains("compute capability 9.0 is carried as PTX only")
+        );
     }
 
     #[test]
@@ -227,7 +283,23 @@ mod tests {
         assert_eq!(variants(&p), ["vulkan"]);
         let p = plan(&want(), &host("arm64", Some("580.95.05"), &["9.0"])).unwrap();
         assert_eq!(variants(&p), ["cuda-13.3", "vulkan"]);
-        assert_eq!(p.candidates[0].assets[1], "cudart-llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz");
+        assert_eq!(
+            p.candidates[0].assets[1],
+            "cudart-llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz"
+        );
+    }
+
+    #[test]
+    fn the_cpu_build_is_refused_on_a_gpu_node_even_when_asked_for() {
+        let mut w = want();
+        w.variant = Some("cpu".into());
+        let Err(Refusal::Unsupported { reason, .. }) = plan(&w, &host("amd64", Some("580.95.05"), &["9.0"])) else {
+            panic!("expected a refusal")
+        };
+        assert!(
+            reason.contains("not installed on a node with an NVIDIA GPU"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -249,6 +321,9 @@ mod tests {
         let Err(Refusal::Unsupported { reason, .. }) = plan(&w, &host("arm64", Some("580.95.05"), &["9.0"])) else {
             panic!("expected a refusal")
         };
-        assert_eq!(reason, "llama.cpp b10850 has no cuda-12.8 build for this node; it has cuda-13.3, vulkan");
+        assert_eq!(
+            reason,
+            "llama.cpp b10850 has no cuda-12.8 build for this node; it has cuda-13.3, vulkan"
+        );
     }
 }

@@ -165,7 +165,9 @@ impl GpuNeeds {
         if let Some(min) = self.min_cc
             && lowest < min
         {
-            why.push(format!("has kernels for compute capability {min} and newer; this node's lowest is {lowest}"));
+            why.push(format!(
+                "has kernels for compute capability {min} and newer; this node's lowest is {lowest}"
+            ));
         }
         // The driver a host needs is the most any of its GPUs needs: a GPU
         // the build carries only as PTX needs the driver that compiles it.
@@ -174,7 +176,9 @@ impl GpuNeeds {
             for g in &nv.gpus {
                 let cc = g.compute_capability;
                 let covered = sass.iter().any(|&s| nvidia::sass_runs_on(s, cc));
-                if !covered && (self.min_cc.is_none_or(|m| cc >= m)) && need.as_ref().is_none_or(|(d, _)| *d < jit_driver)
+                if !covered
+                    && (self.min_cc.is_none_or(|m| cc >= m))
+                    && need.as_ref().is_none_or(|(d, _)| *d < jit_driver)
                 {
                     need = Some((jit_driver, format!(" (compute capability {cc} is carried as PTX only)")));
                 }
@@ -183,9 +187,16 @@ impl GpuNeeds {
         if let Some((d, because)) = need
             && have < d
         {
-            why.push(format!("needs NVIDIA driver {d} or newer{because}; this node has {}", nv.driver));
+            why.push(format!(
+                "needs NVIDIA driver {d} or newer{because}; this node has {}",
+                nv.driver
+            ));
         }
-        if why.is_empty() { None } else { Some(format!("{what} {}", why.join(", and "))) }
+        if why.is_empty() {
+            None
+        } else {
+            Some(format!("{what} {}", why.join(", and ")))
+        }
     }
 }
 
@@ -207,20 +218,35 @@ pub(crate) fn pick(want: &Want, offers: Vec<Offer>, host: &Host, notes: Vec<Stri
         if let Some(v) = &want.variant
             && *v != o.build.variant
         {
-            excluded.push(Exclusion { variant: o.build.variant, reason: format!("not the variant asked for ({v})") });
+            excluded.push(Exclusion {
+                variant: o.build.variant,
+                reason: format!("not the variant asked for ({v})"),
+            });
             continue;
         }
         match o.needs.refusal(&o.what, host) {
-            Some(reason) => excluded.push(Exclusion { variant: o.build.variant, reason }),
+            Some(reason) => excluded.push(Exclusion {
+                variant: o.build.variant,
+                reason,
+            }),
             None => candidates.push(o.build),
         }
     }
     if !candidates.is_empty() {
-        return Ok(Plan { candidates, excluded, notes });
+        return Ok(Plan {
+            candidates,
+            excluded,
+            notes,
+        });
     }
     let reason = match &want.variant {
         Some(v) if !known.contains(v) => {
-            format!("{} {} has no {v} build for this node; it has {}", want.engine, want.version, known.join(", "))
+            format!(
+                "{} {} has no {v} build for this node; it has {}",
+                want.engine,
+                want.version,
+                known.join(", ")
+            )
         }
         asked => {
             let why: Vec<&str> = excluded
@@ -228,13 +254,21 @@ pub(crate) fn pick(want: &Want, offers: Vec<Offer>, host: &Host, notes: Vec<Stri
                 .filter(|e| asked.as_ref().is_none_or(|v| **v == e.variant))
                 .map(|e| e.reason.as_str())
                 .collect();
-            format!("no build of {} {} runs on this node: {}", want.engine, want.version, why.join("; "))
+            format!(
+                "no build of {} {} runs on this node: {}",
+                want.engine,
+                want.version,
+                why.join("; ")
+            )
         }
     };
     Err(Refusal::Unsupported { reason, excluded })
 }
 
-/// The shared `Unsupported` for an architecture the publisher has no build for.
-pub(crate) fn no_build_for_arch(sentence: String) -> Refusal {
-    Refusal::Unsupported { reason: sentence, excluded: vec![] }
+/// An `Unsupported` with no builds to list: the sentence says why none could be.
+pub(crate) fn unsupported(sentence: String) -> Refusal {
+    Refusal::Unsupported {
+        reason: sentence,
+        excluded: vec![],
+    }
 }

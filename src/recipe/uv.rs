@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuNeeds, Offer, Plan, Refusal, Want, no_build_for_arch, pick};
+use super::{Build, GpuNeeds, Offer, Plan, Refusal, Want, pick, unsupported};
 use crate::host::{Arch, Host};
 
 /// The variants this recipe installs: the GNU targets of x86-64 and aarch64.
@@ -22,7 +22,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         // is installed here only for vLLM and SGLang, which are published
         // for x86-64 and aarch64 alone.
         other => {
-            return Err(no_build_for_arch(format!(
+            return Err(unsupported(format!(
                 "uv is installed only for the Python GPU engines, which publish no build for {other}"
             )));
         }
@@ -47,5 +47,14 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         free_gb: 1,
         note: None,
     };
-    pick(want, vec![Offer { build, needs: GpuNeeds::default(), what: format!("uv {target}") }], host, vec![])
+    pick(
+        want,
+        vec![Offer {
+            build,
+            needs: GpuNeeds::default(),
+            what: format!("uv {target}"),
+        }],
+        host,
+        vec![],
+    )
 }

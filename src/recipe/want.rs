@@ -43,7 +43,9 @@ impl Engine {
             "vllm" => Ok(Engine::Vllm),
             "sglang" => Ok(Engine::Sglang),
             "uv" => Ok(Engine::Uv),
-            _ => Err(format!("unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv")),
+            _ => Err(format!(
+                "unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv"
+            )),
         }
     }
 
@@ -62,7 +64,9 @@ impl Engine {
                 let mut parts = version.split('.');
                 let numeric = |p: &str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit());
                 parts.next().is_some_and(numeric)
-                    && parts.next().is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
+                    && parts
+                        .next()
+                        .is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
                     && version.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'.')
             }
         };
@@ -122,7 +126,11 @@ impl Want {
             Some((v, var)) => (v, Some(var.to_string())),
             None => (rest, None),
         };
-        let want = Want { engine: Engine::parse(engine)?, version: version.to_string(), variant };
+        let want = Want {
+            engine: Engine::parse(engine)?,
+            version: version.to_string(),
+            variant,
+        };
         want.validate()?;
         Ok(want)
     }

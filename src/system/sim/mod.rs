@@ -36,7 +36,12 @@ pub struct SimSystem {
 impl SimSystem {
     /// The machine `host`, reaching the network and files through `local`.
     pub fn new(host: Host, local: Local) -> SimSystem {
-        SimSystem { host, local, clock: SIM_EPOCH, commands: Vec::new() }
+        SimSystem {
+            host,
+            local,
+            clock: SIM_EPOCH,
+            commands: Vec::new(),
+        }
     }
 
     /// The host as it is now (packages installed by a convergence included).
@@ -79,15 +84,28 @@ impl System for SimSystem {
         }
         if name == "ldd" {
             let [file] = cmd.args.as_slice() else {
-                return Ok(Output { code: Some(1), stderr: "ldd: missing file arguments\n".into(), ..Output::default() });
+                return Ok(Output {
+                    code: Some(1),
+                    stderr: "ldd: missing file arguments\n".into(),
+                    ..Output::default()
+                });
             };
             return Ok(programs::ldd(&self.host, Path::new(file), |p| self.read_file(p)));
         }
         if cmd.program.is_absolute() {
             let host = self.host.clone();
-            return programs::run(&host, &cmd.program, &cmd.args, |p| self.read_file(p), |d| self.local.list_dir(d).ok().flatten());
+            return programs::run(
+                &host,
+                &cmd.program,
+                &cmd.args,
+                |p| self.read_file(p),
+                |d| self.local.list_dir(d).ok().flatten(),
+            );
         }
-        Err(SysError::Spawn { program: name, message: "No such file or directory".into() })
+        Err(SysError::Spawn {
+            program: name,
+            message: "No such file or directory".into(),
+        })
     }
 
     fn disk_free(&mut self, _path: &Path) -> Result<u64, SysError> {

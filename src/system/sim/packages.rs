@@ -15,24 +15,61 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String]) -> Option<Res
         _ => return None,
     };
     if family != host.os.package_family {
-        return Some(Err(SysError::Spawn { program: program.to_string(), message: "No such file or directory".into() }));
+        return Some(Err(SysError::Spawn {
+            program: program.to_string(),
+            message: "No such file or directory".into(),
+        }));
     }
-    let names: Vec<&String> = args.iter().filter(|a| !a.starts_with('-') && !a.contains('$') && !a.contains('%')).collect();
+    let names: Vec<&String> = args
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.contains('$') && !a.contains('%'))
+        .collect();
     Some(Ok(match (program, args.first().map(String::as_str)) {
         ("dpkg-query", _) => query(host, &names, |n, yes| {
-            if yes { (format!("{n}\tinstalled\n"), String::new()) } else { (String::new(), format!("dpkg-query: no packages found matching {n}\n")) }
+            if yes {
+                (format!("{n}\tinstalled\n"), String::new())
+            } else {
+                (String::new(), format!("dpkg-query: no packages found matching {n}\n"))
+            }
         }),
-        ("rpm", _) => query(host, &names, |n, yes| (if yes { format!("{n}\n") } else { format!("package {n} is not installed\n") }, String::new())),
-        ("apk", Some("info")) => query(host, names.get(1..).unwrap_or(&[]), |n, yes| (if yes { format!("{n}\n") } else { String::new() }, String::new())),
-        ("apt-get", _) => install(host, names.get(1..).unwrap_or(&[]), |n| (100, format!("E: Unable to locate package {n}\n"))),
-        ("dnf", _) => install(host, names.get(1..).unwrap_or(&[]), |n| (1, format!("Error: Unable to find a match: {n}\n"))),
-        ("apk", Some("add")) => install(host, names.get(1..).unwrap_or(&[]), |n| (1, format!("ERROR: unable to select packages:\n  {n} (no such package):\n    required by: world[{n}]\n"))),
-        _ => Output { code: Some(1), stderr: format!("{program}: unsupported arguments\n"), ..Output::default() },
+        ("rpm", _) => query(host, &names, |n, yes| {
+            (
+                if yes {
+                    format!("{n}\n")
+                } else {
+                    format!("package {n} is not installed\n")
+                },
+                String::new(),
+            )
+        }),
+        ("apk", Some("info")) => query(host, names.get(1..).unwrap_or(&[]), |n, yes| {
+            (if yes { format!("{n}\n") } else { String::new() }, String::new())
+        }),
+        ("apt-get", _) => install(host, names.get(1..).unwrap_or(&[]), |n| {
+            (100, format!("E: Unable to locate package {n}\n"))
+        }),
+        ("dnf", _) => install(host, names.get(1..).unwrap_or(&[]), |n| {
+            (1, format!("Error: Unable to find a match: {n}\n"))
+        }),
+        ("apk", Some("add")) => install(host, names.get(1..).unwrap_or(&[]), |n| {
+            (
+                1,
+                format!("ERROR: unable to select packages:\n  {n} (no such package):\n    required by: world[{n}]\n"),
+            )
+        }),
+        _ => Output {
+            code: Some(1),
+            stderr: format!("{program}: unsupported arguments\n"),
+            ..Output::default()
+        },
     }))
 }
 
 fn query(host: &Host, names: &[&String], line: impl Fn(&str, bool) -> (String, String)) -> Output {
-    let mut out = Output { code: Some(0), ..Output::default() };
+    let mut out = Output {
+        code: Some(0),
+        ..Output::default()
+    };
     for n in names {
         let yes = host.packages.installed.contains(n.as_str());
         let (o, e) = line(n, yes);
@@ -49,7 +86,11 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
     if !host.packages.installable {
         // An air-gapped node: no repository answers, so no name is found.
         let (code, stderr) = refusal(names.first().map_or("", |n| n.as_str()));
-        return Output { code: Some(code), stderr, ..Output::default() };
+        return Output {
+            code: Some(code),
+            stderr,
+            ..Output::default()
+        };
     }
     let mut stdout = String::new();
     for n in names {
@@ -57,5 +98,9 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
             stdout.push_str(&format!("Setting up {n} ...\n"));
         }
     }
-    Output { code: Some(0), stdout, stderr: String::new() }
+    Output {
+        code: Some(0),
+        stdout,
+        stderr: String::new(),
+    }
 }

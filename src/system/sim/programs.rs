@@ -19,14 +19,26 @@ use crate::system::{DirEntry, Output, SysError};
 /// `ldd FILE` on the simulated host.
 pub(super) fn ldd(host: &Host, file: &Path, mut read: impl FnMut(&Path) -> Option<Vec<u8>>) -> Output {
     let Some(bytes) = read(file) else {
-        return Output { code: Some(1), stderr: format!("ldd: {}: No such file or directory\n", file.display()), ..Output::default() };
+        return Output {
+            code: Some(1),
+            stderr: format!("ldd: {}: No such file or directory\n", file.display()),
+            ..Output::default()
+        };
     };
     let Some(stub) = ElfStub::from_bytes(&bytes) else {
-        return Output { code: Some(1), stdout: "\tnot a dynamic executable\n".into(), ..Output::default() };
+        return Output {
+            code: Some(1),
+            stdout: "\tnot a dynamic executable\n".into(),
+            ..Output::default()
+        };
     };
     let res = resolve(host, file, &stub, read);
     let code = if res.missing_versions.is_empty() { 0 } else { 1 };
-    Output { code: Some(code), stdout: res.ldd_text(file, host), stderr: String::new() }
+    Output {
+        code: Some(code),
+        stdout: res.ldd_text(file, host),
+        stderr: String::new(),
+    }
 }
 
 /// Runs the simulated program at `program` with `args`.
@@ -39,25 +51,48 @@ pub(super) fn run(
 ) -> Result<Output, SysError> {
     let shown = program.display().to_string();
     let Some(bytes) = read(program) else {
-        return Err(SysError::Spawn { program: shown, message: "No such file or directory".into() });
+        return Err(SysError::Spawn {
+            program: shown,
+            message: "No such file or directory".into(),
+        });
     };
     let Some(stub) = ElfStub::from_bytes(&bytes) else {
-        let why = if ElfStub::looks_like_elf(&bytes) { "Exec format error" } else { "Permission denied" };
-        return Ok(Output { code: Some(126), stderr: format!("{shown}: cannot execute binary file: {why}\n"), ..Output::default() });
+        let why = if ElfStub::looks_like_elf(&bytes) {
+            "Exec format error"
+        } else {
+            "Permission denied"
+        };
+        return Ok(Output {
+            code: Some(126),
+            stderr: format!("{shown}: cannot execute binary file: {why}\n"),
+            ..Output::default()
+        });
     };
     let res = resolve(host, program, &stub, &mut read);
     if let Some(e) = res.loader_error(program) {
-        return Ok(Output { code: Some(127), stderr: format!("{e}\n"), ..Output::default() });
+        return Ok(Output {
+            code: Some(127),
+            stderr: format!("{e}\n"),
+            ..Output::default()
+        });
     }
     if let Some(v) = stub.version.as_ref().filter(|v| v.args == args) {
-        return Ok(Output { code: Some(0), stdout: v.stdout.clone(), stderr: v.stderr.clone() });
+        return Ok(Output {
+            code: Some(0),
+            stdout: v.stdout.clone(),
+            stderr: v.stderr.clone(),
+        });
     }
     if stub.lists_devices && args == ["--list-devices"] {
         let dir = program.parent().unwrap_or(Path::new("/"));
         let entries = list(dir).unwrap_or_default();
         return Ok(list_devices(host, dir, &entries, read));
     }
-    Ok(Output { code: Some(1), stderr: format!("error: invalid argument: {}\n", args.join(" ")), ..Output::default() })
+    Ok(Output {
+        code: Some(1),
+        stderr: format!("error: invalid argument: {}\n", args.join(" ")),
+        ..Output::default()
+    })
 }
 
 /// `llama-server --list-devices`: each backend beside the binary that loads,
@@ -71,39 +106,73 @@ fn list_devices(
     let mut stdout = String::from("Available devices:\n");
     let mut stderr = String::new();
     let mut listed = 0;
-    for e in entries.iter().filter(|e| !e.is_dir && e.name.starts_with("libggml-") && e.name.ends_with(".so")) {
+    for e in entries
+        .iter()
+        .filter(|e| !e.is_dir && e.name.starts_with("libggml-") && e.name.ends_with(".so"))
+    {
         let path = dir.join(&e.name);
-        let Some(stub) = read(&path).and_then(|b| ElfStub::from_bytes(&b)) else { continue };
+        let Some(stub) = read(&path).and_then(|b| ElfStub::from_bytes(&b)) else {
+            continue;
+        };
         let Some(backend) = &stub.backend else { continue };
         if !resolve(host, &path, &stub, &mut read).loads() {
             continue; // silent, as ggml_backend_load_all is in release builds
         }
         let (label, devices) = match backend {
             Backend::Cpu | Backend::Rpc => continue,
-            Backend::Cuda { toolkit, sass, ptx, compressed } => ("CUDA", cuda_devices(host, toolkit, sass, ptx, *compressed, &mut stderr)),
+            Backend::Cuda {
+                toolkit,
+                sass,
+                ptx,
+                compressed,
+            } => ("CUDA", cuda_devices(host, toolkit, sass, ptx, *compressed, &mut stderr)),
             Backend::Vulkan => ("Vulkan", vulkan_devices(host, &mut stderr)),
         };
-        stderr.push_str(&format!("load_backend: loaded {label} backend from {}\n", path.display()));
+        stderr.push_str(&format!(
+            "load_backend: loaded {label} backend from {}\n",
+            path.display()
+        ));
         for (i, (name, mib)) in devices.iter().enumerate() {
-            stdout.push_str(&format!("  {label}{i}: {name} ({mib} MiB, {} MiB free)\n", mib.saturating_sub(mib / 64)));
+            stdout.push_str(&format!(
+                "  {label}{i}: {name} ({mib} MiB, {} MiB free)\n",
+                mib.saturating_sub(mib / 64)
+            ));
             listed += 1;
         }
     }
     if listed == 0 {
         stdout.push_str("  (none)\n");
     }
-    Output { code: Some(0), stdout, stderr }
+    Output {
+        code: Some(0),
+        stdout,
+        stderr,
+    }
 }
 
 /// The GPUs a CUDA backend can compute on; why each other cannot goes to `log`.
-fn cuda_devices(host: &Host, toolkit: &str, sass: &[String], ptx: &[String], compressed: bool, log: &mut String) -> Vec<(String, u64)> {
+fn cuda_devices(
+    host: &Host,
+    toolkit: &str,
+    sass: &[String],
+    ptx: &[String],
+    compressed: bool,
+    log: &mut String,
+) -> Vec<(String, u64)> {
     let Some(nv) = &host.nvidia else {
         log.push_str("ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected\n");
         return vec![];
     };
-    let ccs = |list: &[String]| -> Vec<ComputeCapability> { list.iter().filter_map(|s| ComputeCapability::parse(s).ok()).collect() };
+    let ccs = |list: &[String]| -> Vec<ComputeCapability> {
+        list.iter().filter_map(|s| ComputeCapability::parse(s).ok()).collect()
+    };
     let (sass, ptx) = (ccs(sass), ccs(ptx));
-    let kernels = CudaKernels { toolkit, sass: &sass, ptx: &ptx, compressed };
+    let kernels = CudaKernels {
+        toolkit,
+        sass: &sass,
+        ptx: &ptx,
+        compressed,
+    };
     let mut out = Vec::new();
     for (i, g) in nv.gpus.iter().enumerate() {
         match kernels.refusal(g.compute_capability, &nv.driver) {

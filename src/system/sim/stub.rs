@@ -104,7 +104,12 @@ mod tests {
         let stub = ElfStub {
             needed: vec!["libc.so.6".into()],
             requires: vec!["GLIBC_2.35".into()],
-            backend: Some(Backend::Cuda { toolkit: "12.8".into(), sass: vec!["8.6".into()], ptx: vec![], compressed: true }),
+            backend: Some(Backend::Cuda {
+                toolkit: "12.8".into(),
+                sass: vec!["8.6".into()],
+                ptx: vec![],
+                compressed: true,
+            }),
             ..ElfStub::default()
         };
         assert_eq!(ElfStub::from_bytes(&stub.to_bytes()), Some(stub.clone()));

@@ -1,0 +1,31 @@
+//! `llmgw mock-server`: the fake release server, for manual use.
+
+use llmgw::mock_server::{FakeServer, embedded_catalog};
+
+use super::input::Failure;
+
+/// Arguments of `mock-server`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+    llmgw mock-server --port 8080 &\n  \
+    curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850")]
+pub struct Args {
+    /// The loopback port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+/// Serves until the process is stopped (Ctrl-C, SIGTERM).
+pub fn run(args: Args) -> Result<i32, Failure> {
+    let catalog = embedded_catalog();
+    let server = FakeServer::start_on(catalog, args.port)
+        .map_err(|e| Failure::BadInput(format!("--port {}: cannot serve: {e}", args.port)))?;
+    println!("serving the fake GitHub release API at {}", server.base_url());
+    for r in &catalog.releases {
+        println!("  {}/repos/{}/releases/tags/{}", server.base_url(), r.repo, r.tag);
+    }
+    println!("stop with Ctrl-C");
+    loop {
+        std::thread::park();
+    }
+}
