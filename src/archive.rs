@@ -33,10 +33,7 @@ impl Default for Limits {
     /// 16 GiB and 200,000 entries: a CUDA build with its runtime is under
     /// 2 GB and a few hundred files.
     fn default() -> Self {
-        Limits {
-            max_bytes: 16 << 30,
-            max_entries: 200_000,
-        }
+        Limits { max_bytes: 16 << 30, max_entries: 200_000 }
     }
 }
 
@@ -94,16 +91,10 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
         let mut entry = entry.map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         count += 1;
         if count > limits.max_entries {
-            return Err(UnpackError::TooLarge {
-                what: "entries",
-                limit: limits.max_entries,
-            });
+            return Err(UnpackError::TooLarge { what: "entries", limit: limits.max_entries });
         }
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let refuse = |why: &str| UnpackError::Refused {
-            entry: raw.clone(),
-            why: why.to_string(),
-        };
+        let refuse = |why: &str| UnpackError::Refused { entry: raw.clone(), why: why.to_string() };
         let rel = safe_relative(&raw).map_err(|why| refuse(&why))?;
         if rel.as_os_str().is_empty() {
             continue; // "./" itself
@@ -125,11 +116,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
                 total += bytes;
                 set_mode(&target, mode)?;
-                files.push(UnpackedFile {
-                    path: slash_path(&rel),
-                    bytes,
-                    sha256,
-                });
+                files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
             }
             tar::EntryType::Symlink => {
                 let link = entry
@@ -163,16 +150,10 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 check_no_symlink_parents(dest, &link_rel).map_err(|why| refuse(&why))?;
                 let source = dest.join(&link_rel);
                 let meta = fs::symlink_metadata(&source).map_err(|_| {
-                    refuse(&format!(
-                        "hard link to `{}`, which the archive has not placed",
-                        link.display()
-                    ))
+                    refuse(&format!("hard link to `{}`, which the archive has not placed", link.display()))
                 })?;
                 if !meta.is_file() {
-                    return Err(refuse(&format!(
-                        "hard link to `{}`, which is not a regular file",
-                        link.display()
-                    )));
+                    return Err(refuse(&format!("hard link to `{}`, which is not a regular file", link.display())));
                 }
                 if let Some(p) = target.parent() {
                     create_dir(p)?;
@@ -185,10 +166,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 })?;
                 let linked = slash_path(&link_rel);
                 if let Some(f) = files.iter().find(|f| f.path == linked).cloned() {
-                    files.push(UnpackedFile {
-                        path: slash_path(&rel),
-                        ..f
-                    });
+                    files.push(UnpackedFile { path: slash_path(&rel), ..f });
                 }
             }
             tar::EntryType::XGlobalHeader
@@ -271,11 +249,7 @@ fn check_no_symlink_parents(dest: &Path, rel: &Path) -> Result<(), String> {
 }
 
 fn create_dir(p: &Path) -> Result<(), UnpackError> {
-    fs::create_dir_all(p).map_err(|source| UnpackError::Io {
-        op: "create directory",
-        path: p.to_path_buf(),
-        source,
-    })
+    fs::create_dir_all(p).map_err(|source| UnpackError::Io { op: "create directory", path: p.to_path_buf(), source })
 }
 
 /// Removes a file or link an earlier entry placed at `p`, so the new entry
@@ -286,27 +260,15 @@ fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
             entry: raw.to_string(),
             why: "a directory of the same name is already there".into(),
         }),
-        Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io {
-            op: "replace",
-            path: p.to_path_buf(),
-            source,
-        }),
+        Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io { op: "replace", path: p.to_path_buf(), source }),
         Err(_) => Ok(()),
     }
 }
 
 fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {
-    let io_err = |op, source| UnpackError::Io {
-        op,
-        path: target.to_path_buf(),
-        source,
-    };
+    let io_err = |op, source| UnpackError::Io { op, path: target.to_path_buf(), source };
     // create_new: never follows a link planted at this name.
-    let mut out = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(target)
-        .map_err(|e| io_err("create", e))?;
+    let mut out = fs::OpenOptions::new().write(true).create_new(true).open(target).map_err(|e| io_err("create", e))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut written = 0u64;
@@ -337,10 +299,7 @@ fn set_mode(p: &Path, mode: u32) -> Result<(), UnpackError> {
 }
 
 fn slash_path(p: &Path) -> String {
-    p.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+    p.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 fn kind_name(t: tar::EntryType) -> &'static str {
@@ -379,8 +338,7 @@ mod tests {
     }
 
     fn file(b: &mut tar::Builder<Vec<u8>>, path: &str, mode: u32, body: &[u8]) {
-        b.append(&header(path, tar::EntryType::Regular, mode, body.len() as u64), body)
-            .unwrap();
+        b.append(&header(path, tar::EntryType::Regular, mode, body.len() as u64), body).unwrap();
     }
 
     fn link(b: &mut tar::Builder<Vec<u8>>, path: &str, kind: tar::EntryType, to: &str) {
@@ -413,14 +371,8 @@ mod tests {
         let cases: Vec<(&str, Vec<u8>)> = vec![
             ("..", tar_gz(|b| file(b, "../evil", 0o644, b"x"))),
             ("absolute", tar_gz(|b| file(b, "/tmp/evil", 0o644, b"x"))),
-            (
-                "outside",
-                tar_gz(|b| link(b, "a/up", tar::EntryType::Symlink, "../../etc")),
-            ),
-            (
-                "outside",
-                tar_gz(|b| link(b, "abs", tar::EntryType::Symlink, "/etc/passwd")),
-            ),
+            ("outside", tar_gz(|b| link(b, "a/up", tar::EntryType::Symlink, "../../etc"))),
+            ("outside", tar_gz(|b| link(b, "abs", tar::EntryType::Symlink, "/etc/passwd"))),
             (
                 "through a symbolic link",
                 tar_gz(|b| {
@@ -428,25 +380,14 @@ mod tests {
                     file(b, "d/x", 0o644, b"x");
                 }),
             ),
-            (
-                "FIFO",
-                tar_gz(|b| {
-                    b.append(&header("fifo", tar::EntryType::Fifo, 0o644, 0), &[][..])
-                        .unwrap()
-                }),
-            ),
-            (
-                "not placed",
-                tar_gz(|b| link(b, "h", tar::EntryType::Link, "etc/shadow")),
-            ),
+            ("FIFO", tar_gz(|b| b.append(&header("fifo", tar::EntryType::Fifo, 0o644, 0), &[][..]).unwrap())),
+            ("not placed", tar_gz(|b| link(b, "h", tar::EntryType::Link, "etc/shadow"))),
         ];
         for (says, gz) in cases {
             let dir = tempfile::tempdir().unwrap();
             let inner = dir.path().join("staging");
             fs::create_dir(&inner).unwrap();
-            let e = unpack_tar_gz(&gz[..], &inner, Limits::default())
-                .unwrap_err()
-                .to_string();
+            let e = unpack_tar_gz(&gz[..], &inner, Limits::default()).unwrap_err().to_string();
             assert!(e.contains(says), "expected `{says}` in: {e}");
             assert!(!dir.path().join("evil").exists());
         }
@@ -457,15 +398,7 @@ mod tests {
         let zeros = vec![0u8; 1 << 20];
         let gz = tar_gz(|b| file(b, "big", 0o644, &zeros));
         let dir = tempfile::tempdir().unwrap();
-        let e = unpack_tar_gz(
-            &gz[..],
-            dir.path(),
-            Limits {
-                max_bytes: 1000,
-                max_entries: 10,
-            },
-        )
-        .unwrap_err();
+        let e = unpack_tar_gz(&gz[..], dir.path(), Limits { max_bytes: 1000, max_entries: 10 }).unwrap_err();
         assert!(matches!(e, UnpackError::TooLarge { what: "bytes", .. }), "{e}");
     }
 

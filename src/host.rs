@@ -223,13 +223,11 @@ impl ComputeCapability {
         let bad = || format!("compute capability `{s}` is not of the form X.Y (like 7.0 or 12.1)");
         let (a, b) = s.trim().split_once('.').ok_or_else(bad)?;
         let digits = |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|c| c.is_ascii_digit());
-        if !digits(a) || !digits(b) {
+        // "7.05" is not 7.5, and no GPU has compute capability 0.x.
+        if !digits(a) || !digits(b) || (b.len() > 1 && b.starts_with('0')) || a.starts_with('0') {
             return Err(bad());
         }
-        Ok(ComputeCapability::new(
-            a.parse().map_err(|_| bad())?,
-            b.parse().map_err(|_| bad())?,
-        ))
+        Ok(ComputeCapability::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
     }
 }
 
@@ -247,19 +245,27 @@ impl Serialize for ComputeCapability {
 
 impl<'de> Deserialize<'de> for ComputeCapability {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Number(serde_json::Number),
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ComputeCapability;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a compute capability like \"8.6\" or 8.6")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ComputeCapability, E> {
+                ComputeCapability::parse(s).map_err(E::custom)
+            }
+            // 7.0 arrives as the float 7.0, whose shortest form is "7.0".
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<ComputeCapability, E> {
+                ComputeCapability::parse(&format!("{n:?}")).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ComputeCapability, E> {
+                Err(E::custom(format!("compute capability `{n}` has no minor part; write \"{n}.0\" (like 7.0)")))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ComputeCapability, E> {
+                Err(E::custom(format!("compute capability `{n}` is not of the form X.Y (like 7.0 or 12.1)")))
+            }
         }
-        let text = match Raw::deserialize(d)? {
-            Raw::Text(s) => s,
-            // 7.0 arrives as the float 7.0, whose shortest form is "7.0";
-            // 12.1 as "12.1". An integer (7) has no minor part and is refused.
-            Raw::Number(n) => n.to_string(),
-        };
-        ComputeCapability::parse(&text).map_err(serde::de::Error::custom)
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -277,10 +283,7 @@ impl DriverVersion {
     /// A sentence naming the text, when it is not dotted numbers.
     pub fn parse(s: &str) -> Result<Self, String> {
         let parts = dotted(s).ok_or_else(|| format!("driver version `{s}` is not dotted numbers (like 535.183.01)"))?;
-        Ok(DriverVersion {
-            parts,
-            text: s.trim().to_string(),
-        })
+        Ok(DriverVersion { parts, text: s.trim().to_string() })
     }
 
     /// The branch: 535 of `535.183.01`.
@@ -318,9 +321,7 @@ impl DottedVersion {
     /// # Errors
     /// A sentence naming the text, when it is not dotted numbers.
     pub fn parse(s: &str) -> Result<Self, String> {
-        dotted(s)
-            .map(DottedVersion)
-            .ok_or_else(|| format!("`{s}` is not a version of dotted numbers (like 2.35)"))
+        dotted(s).map(DottedVersion).ok_or_else(|| format!("`{s}` is not a version of dotted numbers (like 2.35)"))
     }
 
     /// The numeric parts: `[2, 35]`.
@@ -353,7 +354,8 @@ fn dotted(s: &str) -> Option<Vec<u32>> {
     if s.is_empty() {
         return None;
     }
-    s.split('.').map(|p| p.parse::<u32>().ok()).collect()
+    // Digits only: `parse` would take "+535".
+    s.split('.').map(|p| p.bytes().all(|c| c.is_ascii_digit()).then(|| p.parse::<u32>().ok()).flatten()).collect()
 }
 
 /// Why a host description was refused.
@@ -386,47 +388,45 @@ impl Host {
     /// a value of the wrong form, naming the JSON path; [`HostError::Invalid`]
     /// for a description whose parts contradict each other.
     pub fn from_json(text: &str) -> Result<Host, HostError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let host: Host = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            HostError::Shape {
-                path,
-                message: strip_position(&inner),
-            }
-        })?;
+        let host: Host = crate::strict_json::parse(text, &["os", "cpu", "nvidia", "nvidia.gpus[*]", "packages"])
+            .map_err(|e| HostError::Shape { path: e.path, message: e.message })?;
         host.validate()?;
         Ok(host)
     }
 
     fn validate(&self) -> Result<(), HostError> {
-        let invalid = |path: &str, message: &str| HostError::Invalid {
-            path: path.into(),
-            message: message.into(),
-        };
+        let invalid = |path: &str, message: &str| HostError::Invalid { path: path.into(), message: message.into() };
         if self.name.trim().is_empty() {
             return Err(invalid("name", "must say what the machine is"));
         }
+        let printable = |path: &str, text: &str| {
+            if text.chars().any(char::is_control) {
+                return Err(invalid(
+                    path,
+                    "contains control characters (a newline, an escape); reports print it as it is",
+                ));
+            }
+            Ok(())
+        };
+        printable("name", &self.name)?;
+        printable("cpu.model", &self.cpu.model)?;
+        printable("os.id", &self.os.id)?;
+        printable("os.version", &self.os.version)?;
         if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
-            return Err(invalid(
-                "os.glibc",
-                "a glibc system must give its glibc version (like \"2.35\")",
-            ));
+            return Err(invalid("os.glibc", "a glibc system must give its glibc version (like \"2.35\")"));
         }
         if self.os.libc == Libc::Musl && self.os.glibc.is_some() {
             return Err(invalid("os.glibc", "a musl system has no glibc; use null"));
         }
         if let Some(nv) = &self.nvidia {
             if nv.gpus.is_empty() {
-                return Err(invalid(
-                    "nvidia.gpus",
-                    "lists no GPU; a machine without NVIDIA GPUs has \"nvidia\": null",
-                ));
+                return Err(invalid("nvidia.gpus", "lists no GPU; a machine without NVIDIA GPUs has \"nvidia\": null"));
             }
             for (i, g) in nv.gpus.iter().enumerate() {
                 if g.name.trim().is_empty() {
                     return Err(invalid(&format!("nvidia.gpus[{i}].name"), "is empty"));
                 }
+                printable(&format!("nvidia.gpus[{i}].name"), &g.name)?;
             }
         }
         Ok(())
@@ -446,18 +446,6 @@ impl Host {
     /// Free disk in bytes (`disk_free_gb` × 10^9).
     pub fn disk_free_bytes(&self) -> u64 {
         self.disk_free_gb.saturating_mul(1_000_000_000)
-    }
-}
-
-/// serde_json appends " at line L column C"; the JSON path already says where.
-fn strip_position(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    if e.line() == 0 {
-        return text;
-    }
-    match text.rfind(" at line ") {
-        Some(i) if e.is_data() => text[..i].to_string(),
-        _ => text,
     }
 }
 
@@ -492,9 +480,7 @@ mod tests {
 
     #[test]
     fn missing_field_is_named_with_its_path() {
-        let text = V100
-            .replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null")
-            .replace(", \"x_unused\": null", "");
+        let text = V100.replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null").replace(", \"x_unused\": null", "");
         let e = Host::from_json(&text).unwrap_err().to_string();
         assert_eq!(e, "os: missing field `glibcxx`");
     }
@@ -529,9 +515,27 @@ mod tests {
     }
 
     #[test]
-    fn not_json_is_refused_with_a_position_free_message() {
+    fn not_json_is_refused_with_its_line_and_column() {
         let e = Host::from_json("{").unwrap_err().to_string();
-        assert!(e.contains("EOF"), "{e}");
+        assert_eq!(e, "line 1 column 1: EOF while parsing an object");
+        let e = Host::from_json(&format!("{V100} garbage")).unwrap_err().to_string();
+        assert!(e.ends_with("trailing characters"), "{e}");
+    }
+
+    #[test]
+    fn odd_compute_capabilities_are_refused_not_misread() {
+        for bad in ["\"7.05\"", "7.05", "\"0.0\"", "true", "null"] {
+            let text = V100.replace("7.0,", &format!("{bad},"));
+            let e = Host::from_json(&text).unwrap_err().to_string();
+            assert!(e.starts_with("nvidia.gpus[0].compute_capability: "), "{bad}: {e}");
+            assert!(!e.contains("untagged"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn control_characters_in_names_are_refused() {
+        let e = Host::from_json(&V100.replace("\"name\": \"v100\"", "\"name\": \"v100\\u001b[31m\"")).unwrap_err();
+        assert!(e.to_string().starts_with("name: contains control characters"), "{e}");
     }
 
     #[test]

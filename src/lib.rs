@@ -20,4 +20,5 @@ pub mod recipe;
 pub mod release;
 pub mod report;
 pub mod simulate;
+pub mod strict_json;
 pub mod system;

@@ -3,11 +3,28 @@
 
 mod cli;
 
+use std::io::IsTerminal;
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // One line: clap's message and what it lists, without usage and tips.
+            let text = e.render().to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+                .collect();
+            eprintln!("llmgw: {} (see llmgw --help)", said.join(" "));
+            std::process::exit(llmgw::report::EXIT_BAD_INPUT);
+        }
+    };
     let level = match cli.verbose {
         0 => "warn",
         1 => "info",
@@ -17,6 +34,7 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
     let code = match cli::run(cli) {

@@ -62,9 +62,8 @@ pub fn runtime_min_driver(toolkit: &str) -> Option<u32> {
 
 /// Whether machine code (SASS) built for `built` runs on a GPU of `gpu`:
 /// same major, minor at least the build's. Source: NVIDIA CUDA C++
-/// Programming Guide, "Binary Compatibility"; `XXa` arch-specific cubins run
-/// only on exactly that compute capability (not modelled: the builds here
-/// list them as their exact compute capability).
+/// Programming Guide, "Binary Compatibility". `XXa` arch-specific cubins
+/// run only on exactly that compute capability ([`CudaKernels::sass_exact`]).
 pub fn sass_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
     built.major == gpu.major && gpu.minor >= built.minor
 }
@@ -83,8 +82,14 @@ pub fn ptx_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
 pub struct CudaKernels<'a> {
     /// The toolkit it was built with: `12.8`.
     pub toolkit: &'a str,
-    /// Compute capabilities carried as machine code.
+    /// Compute capabilities carried as machine code for the family
+    /// (`86-real`: runs on 8.6, 8.7, 8.9).
     pub sass: &'a [ComputeCapability],
+    /// Compute capabilities carried as arch-specific machine code (`120a-real`):
+    /// runs on exactly that compute capability. Source: CUDA C++ Programming
+    /// Guide, "Feature Availability" (arch-specific features); ggml's
+    /// CMakeLists rewrites 120 to 120a.
+    pub sass_exact: &'a [ComputeCapability],
     /// Compute capabilities carried as PTX.
     pub ptx: &'a [ComputeCapability],
     /// Whether the fatbins are compressed (needs [`FATBIN_COMPRESSION_MIN_DRIVER`]).
@@ -113,7 +118,7 @@ impl CudaKernels<'_> {
                 "device kernel image is invalid (compressed fatbin needs driver {FATBIN_COMPRESSION_MIN_DRIVER}, this is {driver})"
             ));
         }
-        if self.sass.iter().any(|&b| sass_runs_on(b, gpu)) {
+        if self.sass.iter().any(|&b| sass_runs_on(b, gpu)) || self.sass_exact.contains(&gpu) {
             return None;
         }
         let jit = ptx_jit_min_driver(self.toolkit);
@@ -124,9 +129,9 @@ impl CudaKernels<'_> {
                 self.toolkit,
                 jit.map_or("unknown".to_string(), |n| n.to_string())
             )),
-            false => Some(format!(
-                "no kernel image is available for execution on the device (compute capability {gpu})"
-            )),
+            false => {
+                Some(format!("no kernel image is available for execution on the device (compute capability {gpu})"))
+            }
         }
     }
 }
@@ -152,45 +157,27 @@ mod tests {
 
     #[test]
     fn cuda_12_8_build_on_a_3090() {
-        let sass = [cc("8.6"), cc("8.9"), cc("12.0")];
+        let sass = [cc("8.6"), cc("8.9")];
+        let exact = [cc("12.0")];
         let ptx = [cc("5.0"), cc("6.1"), cc("7.0"), cc("7.5"), cc("8.0"), cc("9.0")];
-        let k = CudaKernels {
-            toolkit: "12.8",
-            sass: &sass,
-            ptx: &ptx,
-            compressed: true,
-        };
+        let k = CudaKernels { toolkit: "12.8", sass: &sass, sass_exact: &exact, ptx: &ptx, compressed: true };
         assert_eq!(k.refusal(cc("8.6"), &drv("550.54.14")), None);
         let on_535 = k.refusal(cc("8.6"), &drv("535.183.01")).unwrap();
         assert!(on_535.contains("compressed fatbin needs driver 550"), "{on_535}");
         // A T4 has only PTX: 570 needed for CUDA 12.8's.
-        assert!(
-            k.refusal(cc("7.5"), &drv("550.54.14"))
-                .unwrap()
-                .contains("needs driver 570")
-        );
+        assert!(k.refusal(cc("7.5"), &drv("550.54.14")).unwrap().contains("needs driver 570"));
         assert_eq!(k.refusal(cc("7.5"), &drv("570.124.06")), None);
+        // 120a-real is for 12.0 alone: a GB10 (12.1) needs the 9.0 PTX, so 570.
+        assert_eq!(k.refusal(cc("12.0"), &drv("550.144.03")), None);
+        assert!(k.refusal(cc("12.1"), &drv("550.144.03")).unwrap().contains("needs driver 570"));
         // A Kepler card predates every kernel.
-        assert!(
-            k.refusal(cc("3.7"), &drv("570.124.06"))
-                .unwrap()
-                .contains("no kernel image")
-        );
+        assert!(k.refusal(cc("3.7"), &drv("570.124.06")).unwrap().contains("no kernel image"));
     }
 
     #[test]
     fn cuda_13_needs_580() {
-        let k = CudaKernels {
-            toolkit: "13.3",
-            sass: &[cc("9.0")],
-            ptx: &[],
-            compressed: true,
-        };
-        assert!(
-            k.refusal(cc("9.0"), &drv("570.133.20"))
-                .unwrap()
-                .contains("insufficient")
-        );
+        let k = CudaKernels { toolkit: "13.3", sass: &[cc("9.0")], sass_exact: &[], ptx: &[], compressed: true };
+        assert!(k.refusal(cc("9.0"), &drv("570.133.20")).unwrap().contains("insufficient"));
         assert_eq!(k.refusal(cc("9.0"), &drv("580.95.05")), None);
     }
 }

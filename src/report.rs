@@ -26,11 +26,7 @@ pub struct Report {
 impl Report {
     /// [`EXIT_FAULT`] when any want is `failed` or `unsupported`, else [`EXIT_OK`].
     pub fn exit_code(&self) -> i32 {
-        if self.engines.iter().any(|s| s.state.is_fault()) {
-            EXIT_FAULT
-        } else {
-            EXIT_OK
-        }
+        if self.engines.iter().any(|s| s.state.is_fault()) { EXIT_FAULT } else { EXIT_OK }
     }
 
     /// The report as pretty JSON, with a final newline.

@@ -22,9 +22,7 @@ pub const DEFAULT_WANTS_JSON: &str = include_str!("../matrix/wants.json");
 
 /// The default wants ([`DEFAULT_WANTS_JSON`]).
 pub fn default_wants() -> Vec<Want> {
-    WantsFile::from_json(DEFAULT_WANTS_JSON)
-        .expect("matrix/wants.json is valid (a unit test parses it)")
-        .wants
+    WantsFile::from_json(DEFAULT_WANTS_JSON).expect("matrix/wants.json is valid (a unit test parses it)").wants
 }
 
 /// Why a simulation could not be set up (not an outcome of one).
@@ -64,21 +62,15 @@ impl Simulation {
     /// As [`Simulation::start`].
     pub fn with_catalog(host: Host, catalog: &Catalog) -> Result<Simulation, SimError> {
         let server = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
-        let dir = tempfile::Builder::new()
-            .prefix("llmgw-sim-")
-            .tempdir()
-            .map_err(SimError::TempDir)?;
-        let local = Local::new(5, 30, None).map_err(|e| SimError::Client(e.to_string()))?;
+        let dir = tempfile::Builder::new().prefix("llmgw-sim-").tempdir().map_err(SimError::TempDir)?;
+        let local = Local::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
         let cfg = Config {
             engines_dir: dir.path().join("engines"),
             github_api: server.base_url(),
+            pypi_simple: server.pypi_simple_url(),
+            pytorch_whl: server.pytorch_url(),
         };
-        Ok(Simulation {
-            server,
-            dir,
-            sys: SimSystem::new(host, local),
-            cfg,
-        })
+        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg })
     }
 
     /// Converges `wants` and reports, binaries relative to the engines directory.
@@ -110,10 +102,7 @@ impl Simulation {
                 s
             })
             .collect();
-        Report {
-            host: host.name.clone(),
-            engines,
-        }
+        Report { host: host.name.clone(), engines }
     }
 
     /// The fake release server (for counting its requests).

@@ -51,9 +51,7 @@ pub fn host(path: &Path) -> Result<Host, Failure> {
 /// The wants: each `--want`, else those of `--wants FILE`, else `default`.
 pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Vec<Want>) -> Result<Vec<Want>, Failure> {
     if !flags.is_empty() && file.is_some() {
-        return Err(Failure::BadInput(
-            "give wants either with --want or with --wants FILE, not both".into(),
-        ));
+        return Err(Failure::BadInput("give wants either with --want or with --wants FILE, not both".into()));
     }
     if let Some(path) = file {
         let text = read("wants file", path)?;
@@ -64,8 +62,5 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
     if flags.is_empty() {
         return Ok(default());
     }
-    flags
-        .iter()
-        .map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}"))))
-        .collect()
+    flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
 }

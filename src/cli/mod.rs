@@ -4,6 +4,7 @@
 
 mod input;
 mod mock_server;
+mod output;
 mod plan;
 mod simulate;
 
@@ -24,7 +25,8 @@ pub use input::Failure;
         loads (ldd) and computes on the GPU, falls back to the next build when one fails, and commits \
         it atomically.\n\n\
         A machine is described by a host description (JSON; see matrix/README.md). `simulate` runs the \
-        whole installation for one against a fake release server; `plan` shows the selection alone.",
+        whole installation for one against a fake release server; `plan` shows the selection alone.\n\n\
+        A want is ENGINE@VERSION[:VARIANT]: llama.cpp@b10850, llama.cpp@b10850:vulkan, vllm@0.20.1, sglang@0.5.4, uv@0.12.20.",
     after_help = "Examples:\n  \
         llmgw simulate --host matrix/hosts/v100.json\n  \
         llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \

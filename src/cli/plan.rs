@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use llmgw::host::Host;
-use llmgw::recipe::{self, Plan, Refusal, Want};
+use llmgw::recipe::{self, Plan, Refusal, Source, Want};
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
 use llmgw::simulate::default_wants;
 
 use super::input::{self, Failure};
+use super::output;
 
 /// Arguments of `plan`.
 #[derive(Debug, clap::Args)]
@@ -45,17 +46,14 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             (w, p)
         })
         .collect();
-    let code = if plans.iter().any(|(_, p)| matches!(p, Err(Refusal::Unsupported { .. }))) {
-        EXIT_FAULT
-    } else {
-        EXIT_OK
-    };
+    let code =
+        if plans.iter().any(|(_, p)| matches!(p, Err(Refusal::Unsupported { .. }))) { EXIT_FAULT } else { EXIT_OK };
     match args.format {
-        Format::Text => print!("{}", text(&host, &plans)),
+        Format::Text => output::emit(&text(&host, &plans))?,
         Format::Json => {
             let v: Vec<serde_json::Value> = plans.iter().map(|(w, p)| json(w, p)).collect();
             let doc = serde_json::json!({"host": host.name, "plans": v});
-            println!("{}", serde_json::to_string_pretty(&doc).expect("plans serialize"));
+            output::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("plans serialize")))?;
         }
     }
     Ok(code)
@@ -76,6 +74,22 @@ fn json(w: &Want, p: &Result<Plan, Refusal>) -> serde_json::Value {
     }
 }
 
+/// Where a build comes from, in a few words.
+fn source(s: &Source) -> String {
+    match s {
+        Source::Archives { assets, .. } => assets.join(" + "),
+        Source::Python(env) => {
+            let mut what: Vec<String> =
+                env.wheel.iter().map(|w| format!("{}…{} from {} {}", w.prefix, w.suffix, w.repo, w.tag)).collect();
+            what.extend(env.requirements.iter().cloned());
+            if let Some(x) = &env.extra_index {
+                what.push(format!("{} from {}", x.packages.join(", "), x.name));
+            }
+            format!("Python {} environment by uv: {}", env.python, what.join("; "))
+        }
+    }
+}
+
 fn text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> String {
     let mut out = format!("host: {}\n", host.name);
     for (w, p) in plans {
@@ -84,7 +98,7 @@ fn text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> String {
             Ok(plan) => {
                 let _ = writeln!(out, "  candidates, best first:");
                 for (i, b) in plan.candidates.iter().enumerate() {
-                    let _ = writeln!(out, "    {}. {} ({})", i + 1, b.variant, b.assets.join(" + "));
+                    let _ = writeln!(out, "    {}. {} ({})", i + 1, b.variant, source(&b.source));
                 }
                 if !plan.excluded.is_empty() {
                     let _ = writeln!(out, "  left out:");

@@ -4,11 +4,12 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw::converge::{Outcome, Status};
+use llmgw::converge::{Outcome, State, Status};
 use llmgw::report::Report;
 use llmgw::simulate::{Simulation, default_wants};
 
 use super::input::{self, Failure};
+use super::output;
 
 /// Arguments of `simulate`.
 #[derive(Debug, clap::Args)]
@@ -26,7 +27,7 @@ pub struct Args {
     /// A wants file ({"wants": [{"engine": …, "version": …}]}) instead of --want.
     #[arg(long = "wants", value_name = "FILE")]
     wants_file: Option<PathBuf>,
-    /// text for a person; json for programs (DESIGN.md section 8).
+    /// text for a person; json for programs (the shape is in README.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -45,8 +46,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let mut sim = Simulation::start(host).map_err(|e| Failure::Internal(e.to_string()))?;
     let report = sim.converge(&wants);
     match args.format {
-        Format::Json => print!("{}", report.to_json()),
-        Format::Text => print!("{}", text(&report)),
+        Format::Json => output::emit(&report.to_json())?,
+        Format::Text => output::emit(&text(&report))?,
     }
     Ok(report.exit_code())
 }
@@ -65,7 +66,9 @@ pub fn text(report: &Report) -> String {
 fn engine_block(out: &mut String, s: &Status) {
     let variant = s.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
     let _ = writeln!(out, "{} {}: {}{variant}", s.engine, s.version, s.state.as_str());
-    if s.attempts.is_empty() {
+    // The builds below say why each failed; an unsupported or not_here
+    // want's reason is its detail.
+    if s.attempts.is_empty() || matches!(s.state, State::Unsupported | State::NotHere) {
         let _ = writeln!(out, "  {}", s.detail);
     }
     let width = s.attempts.iter().map(|a| a.variant.len()).max().unwrap_or(0);

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::host::Host;
 use crate::parse::{devices, ldd};
-use crate::recipe::Build;
-use crate::system::{Cmd, System};
+use crate::recipe::{Build, GpuCheck};
+use crate::system::{Cmd, System, UnpackedFile};
 
 /// Seconds the version command and the device listing may take.
 const PROGRAM_TIMEOUT_SECS: u64 = 120;
@@ -38,11 +38,7 @@ pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Opti
 pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<(), String> {
     let dir = binary.parent().unwrap_or(Path::new("/"));
     let mut files = vec![binary.to_path_buf()];
-    for lib in build
-        .runtime_libraries
-        .iter()
-        .chain(build.gpu.as_ref().map(|g| &g.library))
-    {
+    for lib in build.runtime_libraries.iter().chain(build.gpu_backend().map(|g| &g.library)) {
         files.push(dir.join(lib));
     }
     let mut libs = std::collections::BTreeSet::new();
@@ -52,9 +48,7 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
         if sys.read(f).map_err(|e| e.to_string())?.is_none() {
             return Err(format!("the build has no {name} beside {}", build.binary));
         }
-        let out = sys
-            .run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60))
-            .map_err(|e| e.to_string())?;
+        let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
         let report = ldd::parse(&format!("{}{}", out.stdout, out.stderr));
         if report.not_dynamic {
             return Err(format!("ldd says {name} is not a dynamic executable"));
@@ -104,11 +98,7 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Resul
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let text = format!("{}{}", out.stdout, out.stderr);
     if !out.success() {
-        return Err(format!(
-            "`{shown}` {}: {}",
-            exit_words(out.code),
-            first_line(&out.stderr, binary)
-        ));
+        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
     }
     if !text.contains(&build.version_says) {
         return Err(format!(
@@ -121,51 +111,117 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Resul
     Ok(first_line(&text, binary))
 }
 
+/// The GPU check of the build, whichever kind it has; what it showed.
+///
+/// # Errors
+/// The sentence of the check that failed.
+pub fn gpu_computes(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
+    match &build.gpu {
+        None => Ok(String::new()),
+        Some(GpuCheck::Devices(_)) => gpus_listed(sys, build, binary, host),
+        Some(GpuCheck::Torch { modules }) => torch_computes(sys, build, binary, host, modules),
+    }
+}
+
+/// The first line of the Python GPU check: how the simulated interpreter
+/// knows it.
+pub const TORCH_CHECK_MARKER: &str = "# llmgw GPU check: torch computes on every GPU";
+
+/// The Python program that proves a build computes: imports torch and each
+/// kernel module, then on every GPU computes a sum and prints the device.
+pub fn torch_check_script(modules: &[String]) -> String {
+    let mut s = format!("{TORCH_CHECK_MARKER}\nimport torch\n");
+    for m in modules {
+        s.push_str(&format!("import {m}\n"));
+    }
+    s.push_str(
+        "assert torch.cuda.is_available(), \"torch.cuda.is_available() is False\"\n\
+         for i in range(torch.cuda.device_count()):\n    \
+         x = torch.ones(1024, device=f\"cuda:{i}\")\n    \
+         assert float((x * 2).sum()) == 2048.0\n    \
+         print(f\"cuda:{i}\", torch.cuda.get_device_name(i))\n",
+    );
+    s
+}
+
+/// Runs the Python GPU check with the environment's interpreter.
+fn torch_computes(
+    sys: &mut dyn System,
+    build: &Build,
+    binary: &Path,
+    host: &Host,
+    modules: &[String],
+) -> Result<String, String> {
+    let python = binary.with_file_name("python");
+    let cmd = Cmd::new(&python, ["-c".to_string(), torch_check_script(modules)]).timeout(PROGRAM_TIMEOUT_SECS);
+    let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+    if !out.success() {
+        // A traceback's last line is the exception, in CUDA's or torch's words.
+        let last = out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+        return Err(format!("the {} build does not compute on the GPU: {last}", build.variant));
+    }
+    let computed: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("cuda:")).collect();
+    let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
+    if computed.len() < want {
+        return Err(format!("the {} build computed on {} of this node's {want} GPUs", build.variant, computed.len()));
+    }
+    Ok(format!("computes on {}", computed.join(", ")))
+}
+
+/// Every regular file under `root` with its size and sha256, sorted by path
+/// (relative, `/`-separated).
+///
+/// # Errors
+/// The sentence of a directory or file that cannot be read.
+pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>, String> {
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([String::new()]);
+    while let Some(rel) = queue.pop_front() {
+        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
+        for e in sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default() {
+            let path = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
+            if e.is_dir {
+                queue.push_back(path);
+                continue;
+            }
+            let bytes = sys.read(&root.join(&path)).map_err(|e| e.to_string())?;
+            let Some(bytes) = bytes else { continue }; // a dangling link
+            let sha256 = sys.sha256_file(&root.join(&path)).map_err(|e| e.to_string())?.unwrap_or_default();
+            out.push(UnpackedFile { path, bytes: bytes.len() as u64, sha256 });
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// Lists the GPU devices with the build's backend; every GPU of the host
 /// must be listed.
 ///
 /// # Errors
 /// The sentence saying what was listed, with the backend's own diagnostics.
-pub fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
-    let Some(gpu) = &build.gpu else {
+fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
+    let Some(gpu) = build.gpu_backend() else {
         return Ok(String::new());
     };
     let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let shown = format!("{} {}", build.binary, gpu.list_args.join(" "));
     if !out.success() {
-        return Err(format!(
-            "`{shown}` {}: {}",
-            exit_words(out.code),
-            first_line(&out.stderr, binary)
-        ));
+        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
     }
-    let listed: Vec<devices::Device> = devices::parse(&out.stdout)
-        .into_iter()
-        .filter(|d| d.name.starts_with(&gpu.device_prefix))
-        .collect();
+    let listed: Vec<devices::Device> =
+        devices::parse(&out.stdout).into_iter().filter(|d| d.name.starts_with(&gpu.device_prefix)).collect();
     let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
     // ggml's own diagnostics say why a device is missing; they name no path.
     let hints: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("ggml_")).collect();
-    let hint = if hints.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", hints.join("; "))
-    };
+    let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
     match listed.len() {
-        0 => Err(format!(
-            "the {} build lists no {} device{hint}",
-            build.variant, gpu.device_prefix
-        )),
+        0 => Err(format!("the {} build lists no {} device{hint}", build.variant, gpu.device_prefix)),
         n if n < want => Err(format!(
             "the {} build lists {n} {} device(s) of this node's {want} GPUs{hint}",
             build.variant, gpu.device_prefix
         )),
-        _ => Ok(listed
-            .iter()
-            .map(|d| format!("{}: {}", d.name, d.description))
-            .collect::<Vec<_>>()
-            .join(", ")),
+        _ => Ok(listed.iter().map(|d| format!("{}: {}", d.name, d.description)).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -179,15 +235,9 @@ fn exit_words(code: Option<i32>) -> String {
 /// The first non-empty line, with the program's directory taken out.
 fn first_line(text: &str, binary: &Path) -> String {
     let dir = binary.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .replace(&dir, "")
-        .trim()
-        .to_string()
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").replace(&dir, "").trim().to_string()
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
 }

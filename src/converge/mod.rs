@@ -10,7 +10,9 @@
 //! last. A failed build costs its download: its staging is removed and the
 //! next is tried.
 
-mod checks;
+mod archives;
+pub(crate) mod checks;
+mod python;
 pub mod record;
 pub mod status;
 
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::host::{Host, PackageFamily};
 use crate::parse::packages;
-use crate::recipe::{self, Build, Engine, Plan, Refusal, Want};
+use crate::recipe::{self, Build, Plan, Refusal, Source, Want};
 use crate::release::{self, Release};
 use crate::system::System;
 
@@ -33,15 +35,23 @@ pub struct Config {
     pub engines_dir: PathBuf,
     /// Base URL of GitHub's REST API ([`release::GITHUB_API`], or the fake server's).
     pub github_api: String,
+    /// PyPI's simple index ([`PYPI_SIMPLE`], or the fake server's).
+    pub pypi_simple: String,
+    /// PyTorch's wheel host, under which each CUDA version has its index
+    /// ([`PYTORCH_WHL`], or the fake server's).
+    pub pytorch_whl: String,
 }
+
+/// PyPI's simple index, which uv reads in its JSON form (PEP 691).
+pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
+
+/// PyTorch's wheel indexes, one per CUDA version: `{PYTORCH_WHL}/cu129`.
+pub const PYTORCH_WHL: &str = "https://download.pytorch.org/whl";
 
 /// Converges every want in order; one status per want.
 pub fn converge(sys: &mut dyn System, host: &Host, cfg: &Config, wants: &[Want]) -> Vec<Status> {
     let mut releases = Releases::default();
-    wants
-        .iter()
-        .map(|w| converge_one(sys, host, cfg, w, &mut releases))
-        .collect()
+    wants.iter().map(|w| converge_one(sys, host, cfg, w, &mut releases)).collect()
 }
 
 /// Release metadata fetched during one pass, by (repo, tag): builds of one
@@ -70,11 +80,7 @@ fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Excl
         binary: None,
         attempts: excluded
             .into_iter()
-            .map(|e| Attempt {
-                variant: e.variant,
-                outcome: Outcome::LeftOut,
-                reason: e.reason,
-            })
+            .map(|e| Attempt { variant: e.variant, outcome: Outcome::LeftOut, reason: e.reason })
             .collect(),
     }
 }
@@ -93,17 +99,15 @@ pub fn install_plan(
     let mut notes = plan.notes.clone();
     let mut failures: Vec<String> = Vec::new();
 
-    // 1. An install already recorded, in the recipe's order of preference.
+    // 1. An install already recorded for this want, in the recipe's order
+    // of preference. One made for another want (`:vulkan` asked for by
+    // name) does not answer a want that leaves the choice to the machine.
     for build in &plan.candidates {
         let paths = Paths::new(&cfg.engines_dir, want.engine, build);
-        match verify_installed(sys, host, build, &paths) {
+        match verify_installed(sys, host, want, build, &paths) {
             Verified::Absent => {}
             Verified::Whole(binary, why) => {
-                attempts.push(Attempt {
-                    variant: build.variant.clone(),
-                    outcome: Outcome::Verified,
-                    reason: why,
-                });
+                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Verified, reason: why });
                 notes.extend(build.note.clone());
                 return ready(
                     want,
@@ -131,16 +135,12 @@ pub fn install_plan(
     for build in &plan.candidates {
         let _span = tracing::info_span!("build", variant = %build.variant).entered();
         let paths = Paths::new(&cfg.engines_dir, want.engine, build);
-        let result = install_build(sys, host, cfg, want.engine, build, &paths, releases);
+        let result = install_build(sys, host, cfg, want, build, &paths, releases);
         let _ = sys.remove(&paths.staging);
         match result {
             Ok((binary, why)) => {
                 let how = format!("installed: {why}");
-                attempts.push(Attempt {
-                    variant: build.variant.clone(),
-                    outcome: Outcome::Installed,
-                    reason: why,
-                });
+                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Installed, reason: why });
                 attempts.extend(left_out(&plan));
                 notes.extend(build.note.clone());
                 return ready(want, build, binary, notes, attempts, &how);
@@ -148,11 +148,7 @@ pub fn install_plan(
             Err(why) => {
                 tracing::info!("build failed: {why}");
                 failures.push(format!("{}: {why}", build.variant));
-                attempts.push(Attempt {
-                    variant: build.variant.clone(),
-                    outcome: Outcome::Failed,
-                    reason: why,
-                });
+                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Failed, reason: why });
             }
         }
     }
@@ -162,12 +158,7 @@ pub fn install_plan(
         version: want.version.clone(),
         variant: None,
         state: State::Failed,
-        detail: format!(
-            "no build of {} {} works on this node: {}",
-            want.engine,
-            want.version,
-            failures.join("; ")
-        ),
+        detail: format!("no build of {} {} works on this node: {}", want.engine, want.version, failures.join("; ")),
         note: join_notes(notes),
         binary: None,
         attempts,
@@ -206,7 +197,7 @@ enum Verified {
 }
 
 /// Whether an install of `build` is recorded, whole and working.
-fn verify_installed(sys: &mut dyn System, host: &Host, build: &Build, paths: &Paths) -> Verified {
+fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Build, paths: &Paths) -> Verified {
     let record = match sys.read(&paths.record) {
         Ok(Some(bytes)) => match serde_json::from_slice::<InstallRecord>(&bytes) {
             Ok(r) => r,
@@ -215,6 +206,9 @@ fn verify_installed(sys: &mut dyn System, host: &Host, build: &Build, paths: &Pa
         Ok(None) => return Verified::Absent,
         Err(e) => return Verified::Broken(e.to_string()),
     };
+    if record.for_want != want.to_string() && want.variant.is_none() {
+        return Verified::Absent;
+    }
     for f in &record.files {
         match sys.sha256_file(&paths.install.join(&f.path)) {
             Ok(Some(h)) if h == f.sha256 => {}
@@ -230,15 +224,19 @@ fn verify_installed(sys: &mut dyn System, host: &Host, build: &Build, paths: &Pa
     }
 }
 
-/// The checks that an unpacked build runs here: `ldd`, version, GPU.
+/// The checks that an installed build runs here: `ldd` (of the binary, or
+/// of a Python environment's interpreter), version, GPU.
 fn works(sys: &mut dyn System, host: &Host, build: &Build, binary: &Path) -> Result<String, String> {
-    checks::libraries_load(sys, build, binary)?;
+    match build.source {
+        Source::Python(_) => checks::libraries_load(sys, build, &python::interpreter(binary))?,
+        Source::Archives { .. } => checks::libraries_load(sys, build, binary)?,
+    }
     let version = checks::version_runs(sys, build, binary)?;
-    let gpus = checks::gpus_listed(sys, build, binary, host)?;
-    Ok(if gpus.is_empty() {
-        version
-    } else {
-        format!("lists {gpus}")
+    let gpus = checks::gpu_computes(sys, build, binary, host)?;
+    Ok(match (&build.gpu, gpus.is_empty()) {
+        (_, true) => version,
+        (Some(recipe::GpuCheck::Devices(_)), false) => format!("lists {gpus}"),
+        _ => gpus,
     })
 }
 
@@ -247,11 +245,15 @@ fn install_build(
     sys: &mut dyn System,
     host: &Host,
     cfg: &Config,
-    engine: Engine,
+    want: &Want,
     build: &Build,
     paths: &Paths,
     releases: &mut Releases,
 ) -> Result<(PathBuf, String), String> {
+    // The release first: a version that does not exist costs nothing more.
+    if let Source::Archives { repo, tag, .. } = &build.source {
+        release_of(sys, cfg, releases, repo, tag)?;
+    }
     // Free disk, before anything is written.
     let free = sys.disk_free(&cfg.engines_dir).map_err(|e| e.to_string())?;
     let need = build.free_gb.saturating_mul(1_000_000_000);
@@ -262,86 +264,119 @@ fn install_build(
             free as f64 / 1e9
         ));
     }
+    let family = host.os.package_family;
+    let installed = ensure_packages(sys, family, build.packages_for(family))?;
+    // What the build does after this point, it does with the packages
+    // installed: a failure says so, as the node is changed all the same.
+    let changed = |e: String| match (installed.is_empty(), family) {
+        (false, _) => format!("{e} (the OS package {} was installed for it)", installed.join(", ")),
+        (true, PackageFamily::None) if !build.packages.is_empty() => format!(
+            "{e} (this system has no package manager the installer can use; elsewhere the build takes its libraries from {})",
+            build
+                .packages
+                .iter()
+                .map(|(f, p)| format!("{} on {}", p.join(", "), f.as_str()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        _ => e,
+    };
+    install_tree(sys, host, cfg, want, build, paths, releases, &installed).map_err(changed)
+}
 
-    let installed = ensure_packages(sys, host.os.package_family, build.packages_for(host.os.package_family))?;
-
-    // Release metadata, once per release per pass.
-    let key = (build.repo.clone(), build.tag.clone());
-    let release = releases
-        .0
-        .entry(key)
-        .or_insert_with(|| release::fetch(sys, &cfg.github_api, &build.repo, &build.tag).map_err(|e| e.to_string()))
-        .clone()?;
-
+/// Builds the tree in staging, checks it, and commits it.
+#[allow(clippy::too_many_arguments)]
+fn install_tree(
+    sys: &mut dyn System,
+    host: &Host,
+    cfg: &Config,
+    want: &Want,
+    build: &Build,
+    paths: &Paths,
+    releases: &mut Releases,
+    installed: &[String],
+) -> Result<(PathBuf, String), String> {
     sys.remove(&paths.staging).map_err(|e| e.to_string())?;
-    let (downloads, tree) = (paths.downloads(), paths.tree());
-    sys.create_dir_all(&downloads).map_err(|e| e.to_string())?;
-    sys.create_dir_all(&tree).map_err(|e| e.to_string())?;
-
-    // Every asset verified before any is unpacked: nothing unverified is
-    // ever written into the tree, let alone run.
-    let mut digests = Vec::new();
-    for name in &build.assets {
-        let asset = release.asset(name).map_err(|e| e.to_string())?;
-        let expected = asset.sha256().map_err(|e| e.to_string())?;
-        let file = downloads.join(name);
-        let got = sys
-            .download(&asset.browser_download_url, &file)
-            .map_err(|e| format!("downloading {name}: {e}"))?;
-        if got.sha256 != expected {
-            return Err(format!(
-                "{name}: sha256 {} does not match the publisher's digest {expected} ({} bytes received, {} expected)",
-                got.sha256, got.bytes, asset.size
-            ));
+    sys.create_dir_all(&paths.downloads()).map_err(|e| e.to_string())?;
+    let tree = paths.tree();
+    let built = match &build.source {
+        Source::Archives { repo, tag, assets } => {
+            archives::fetch_and_unpack(sys, cfg, releases, repo, tag, assets, paths)?
         }
-        digests.push(record::AssetDigest {
-            name: name.clone(),
-            sha256: expected,
-        });
-    }
-    let mut files = Vec::new();
-    for name in &build.assets {
-        let placed = sys
-            .unpack(&downloads.join(name), &tree)
-            .map_err(|e| format!("unpacking {name}: {e}"))?;
-        files.extend(placed);
-    }
-    files.sort();
-    files.dedup_by(|a, b| a.path == b.path);
+        Source::Python(env) => python::create_env(sys, host, cfg, releases, build, env, paths)?,
+    };
 
     let binary = checks::find_binary(sys, &tree, &build.binary)?
-        .ok_or_else(|| format!("the archives hold no {}", build.binary))?;
+        .ok_or_else(|| format!("the installed tree holds no {}", build.binary))?;
     let mut why = works(sys, host, build, &binary)?;
     if !installed.is_empty() {
         why = format!("installed the OS package {}; {why}", installed.join(", "));
     }
 
     // Commit: the tree by rename, then the record, last.
-    let rel = binary
-        .strip_prefix(&tree)
-        .map_err(|_| "the binary is outside the tree".to_string())?
-        .to_path_buf();
+    let rel = binary.strip_prefix(&tree).map_err(|_| "the binary is outside the tree".to_string())?.to_path_buf();
     if let Some(parent) = paths.install.parent() {
         sys.create_dir_all(parent).map_err(|e| e.to_string())?;
     }
     sys.remove(&paths.install).map_err(|e| e.to_string())?;
     sys.rename(&tree, &paths.install).map_err(|e| e.to_string())?;
     let record = InstallRecord {
-        engine,
+        engine: want.engine,
+        for_want: want.to_string(),
         version: build.version.clone(),
         variant: build.variant.clone(),
-        binary: rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-        files,
-        assets: digests,
+        binary: rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+        files: built.files,
+        assets: built.assets,
+        depends_on: built.depends_on,
         installed_at: sys.now(),
     };
     let json = serde_json::to_vec_pretty(&record).expect("a record always serializes");
     sys.write_atomic(&paths.record, &json).map_err(|e| e.to_string())?;
     Ok((paths.install.join(rel), why))
+}
+
+/// What building a tree in staging produced, for the install record.
+pub(crate) struct Built {
+    /// Every file of the tree with its digest.
+    pub files: Vec<crate::system::UnpackedFile>,
+    /// The assets downloaded and the digests they matched.
+    pub assets: Vec<record::AssetDigest>,
+    /// Installs this one depends on: `uv 0.12.20 x86_64`.
+    pub depends_on: Vec<String>,
+}
+
+/// A release's metadata, fetched once per release per pass.
+pub(crate) fn release_of(
+    sys: &mut dyn System,
+    cfg: &Config,
+    releases: &mut Releases,
+    repo: &str,
+    tag: &str,
+) -> Result<Release, String> {
+    releases
+        .0
+        .entry((repo.to_string(), tag.to_string()))
+        .or_insert_with(|| release::fetch(sys, &cfg.github_api, repo, tag).map_err(|e| e.to_string()))
+        .clone()
+}
+
+/// Downloads one release asset to `dest` and checks it against GitHub's digest.
+pub(crate) fn download_verified(
+    sys: &mut dyn System,
+    asset: &release::Asset,
+    dest: &Path,
+) -> Result<record::AssetDigest, String> {
+    let name = &asset.name;
+    let expected = asset.sha256().map_err(|e| e.to_string())?;
+    let got = sys.download(&asset.browser_download_url, dest).map_err(|e| format!("downloading {name}: {e}"))?;
+    if got.sha256 != expected {
+        return Err(format!(
+            "{name}: sha256 {} does not match the publisher's digest {expected} ({} bytes received, {} expected)",
+            got.sha256, got.bytes, asset.size
+        ));
+    }
+    Ok(record::AssetDigest { name: name.clone(), sha256: expected })
 }
 
 /// Installs the OS packages of `needed` that are missing; those it installed.
@@ -362,17 +397,9 @@ fn ensure_packages(sys: &mut dyn System, family: PackageFamily, needed: &[String
         return Ok(missing);
     }
     let install = packages::install_command(family, &missing).expect("a family with a query installs");
-    let out = sys
-        .run(&install)
-        .map_err(|e| format!("could not install {}: {e}", missing.join(", ")))?;
+    let out = sys.run(&install).map_err(|e| format!("could not install {}: {e}", missing.join(", ")))?;
     if !out.success() {
-        let said = out
-            .stderr
-            .lines()
-            .chain(out.stdout.lines())
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
+        let said = out.stderr.lines().chain(out.stdout.lines()).find(|l| !l.trim().is_empty()).unwrap_or("").trim();
         return Err(format!(
             "could not install the OS package {} (`{}` exited {}: {said})",
             missing.join(", "),

@@ -24,6 +24,8 @@ use crate::system::UnpackedFile;
 pub struct InstallRecord {
     /// The engine.
     pub engine: Engine,
+    /// The want it was installed for: `llama.cpp@b10850`, `llama.cpp@b10850:vulkan`.
+    pub for_want: String,
     /// The version installed.
     pub version: String,
     /// The variant installed.
@@ -34,6 +36,10 @@ pub struct InstallRecord {
     pub files: Vec<UnpackedFile>,
     /// Each asset's name and the sha256 it was verified against.
     pub assets: Vec<AssetDigest>,
+    /// Installs this one needs to keep working: `uv 0.12.20 x86_64` for a
+    /// Python engine's environment.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
     /// When it was installed, seconds since the Unix epoch.
     pub installed_at: u64,
 }

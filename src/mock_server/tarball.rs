@@ -79,8 +79,7 @@ fn header(kind: tar::EntryType, mode: u32, mtime: u64) -> tar::Header {
 /// Appends a directory entry; `path` ends with `/`.
 fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) {
     let mut h = header(tar::EntryType::Directory, DIR_MODE, mtime);
-    tar.append_data(&mut h, path, std::io::empty())
-        .expect("writing a tar entry to memory cannot fail");
+    tar.append_data(&mut h, path, std::io::empty()).expect("writing a tar entry to memory cannot fail");
 }
 
 /// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as GitHub
@@ -90,16 +89,10 @@ pub fn epoch(rfc3339: &str) -> Option<u64> {
     let s = rfc3339.strip_suffix('Z')?;
     let (date, time) = s.split_once('T')?;
     let time = time.split_once('.').map_or(time, |(whole, frac)| {
-        if !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) {
-            whole
-        } else {
-            ""
-        }
+        if !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) { whole } else { "" }
     });
     let num = |t: &str, len: usize| -> Option<u64> {
-        (t.len() == len && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse().ok())
-            .flatten()
+        (t.len() == len && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
     };
     let mut d = date.split('-');
     let (year, month, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
@@ -115,11 +108,7 @@ pub fn epoch(rfc3339: &str) -> Option<u64> {
     }
     // Days from 1970-01-01 to the civil date (H. Hinnant's days_from_civil,
     // on years shifted to start in March so that Feb 29 ends a year).
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
+    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
     let era = y / 400;
     let yoe = y % 400;
     let doy = (153 * m + 2) / 5 + day - 1;
@@ -148,32 +137,18 @@ mod tests {
             }),
             lists_devices: true,
             backend: None,
+            emulates: None,
         };
         Asset {
             name: "t.tar.gz".into(),
             top: "llama-b1".into(),
             files: vec![
-                File {
-                    path: "llama-server".into(),
-                    elf: Some(server),
-                    text: None,
-                },
-                File {
-                    path: "lib/deep/libllama.so".into(),
-                    elf: Some(ElfStub::default()),
-                    text: None,
-                },
-                File {
-                    path: "lib/other.so".into(),
-                    elf: Some(ElfStub::default()),
-                    text: None,
-                },
-                File {
-                    path: "LICENSE".into(),
-                    elf: None,
-                    text: Some("MIT License\n".into()),
-                },
+                File { path: "llama-server".into(), elf: Some(server), text: None },
+                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), text: None },
+                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None },
+                File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()) },
             ],
+            wheel: None,
         }
     }
 
@@ -194,10 +169,7 @@ mod tests {
         for entry in archive.entries().unwrap() {
             let mut entry = entry.unwrap();
             let h = entry.header().clone();
-            assert_eq!(
-                (h.uid().unwrap(), h.gid().unwrap(), h.mtime().unwrap()),
-                (0, 0, 1_792_504_991)
-            );
+            assert_eq!((h.uid().unwrap(), h.gid().unwrap(), h.mtime().unwrap()), (0, 0, 1_792_504_991));
             assert_eq!(h.username().unwrap(), Some(""));
             let path = entry.path().unwrap().to_string_lossy().into_owned();
             let mut data = Vec::new();

@@ -10,12 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::system::sim::stub::ElfStub;
 
-/// Every release the fake server publishes.
+/// Every release and package index the fake server publishes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Catalog {
-    /// The releases, in no particular order.
+    /// The GitHub releases, in no particular order.
     pub releases: Vec<Release>,
+    /// The Python package indexes (PyPI, PyTorch's), in no particular order.
+    #[serde(default)]
+    pub indexes: Vec<Index>,
 }
 
 /// One GitHub release of one engine version.
@@ -40,16 +43,22 @@ pub struct Release {
     pub assets: Vec<Asset>,
 }
 
-/// One release asset: a `.tar.gz` whose every entry sits under `top`.
+/// One release asset: a `.tar.gz` whose every entry sits under `top`, or a
+/// Python wheel (`wheel`, with `top` and `files` empty).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Asset {
     /// The asset's file name: `llama-b10850-bin-ubuntu-vulkan-x64.tar.gz`.
     pub name: String,
     /// The one top-level directory of the archive: `llama-b10850`.
+    #[serde(default)]
     pub top: String,
     /// The files under `top`, in archive order.
+    #[serde(default)]
     pub files: Vec<File>,
+    /// For a wheel asset, what the wheel is; its `filename` is the asset's `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wheel: Option<Dist>,
 }
 
 /// One file of an asset: a simulated ELF file or plain text.
@@ -64,4 +73,61 @@ pub struct File {
     /// A text file's contents (mode 0644).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+}
+
+/// A Python package index the fake server serves in PyPI's JSON simple API
+/// (PEP 691): PyPI itself, or the PyTorch index of one CUDA version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Index {
+    /// Which index: `pypi`, or `pytorch-cu129` (served under `/whl/cu129/`).
+    pub name: String,
+    /// Where each fact of this file comes from.
+    pub sources: Vec<String>,
+    /// Every wheel the index serves.
+    pub dists: Vec<Dist>,
+}
+
+/// One wheel of one version of one project, and what it really holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dist {
+    /// The project's name as published: `torch`, `sgl-kernel`.
+    pub name: String,
+    /// The version, local part included: `2.11.0+cu129`.
+    pub version: String,
+    /// The wheel's file name; its tags say which Pythons and platforms it
+    /// installs on: `torch-2.11.0+cu129-cp312-cp312-manylinux_2_28_x86_64.whl`.
+    pub filename: String,
+    /// `Requires-Python`, when the project states one: `>=3.10`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_python: Option<String>,
+    /// `Requires-Dist`: exact pins (`torch==2.11.0`) or bare names.
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// Top-level modules it installs: `["torch"]`, `["sgl_kernel"]`.
+    pub modules: Vec<String>,
+    /// Console scripts it installs into the environment's `bin/`: `["vllm"]`.
+    #[serde(default)]
+    pub scripts: Vec<String>,
+    /// The GPU kernels it carries, for a package that computes on the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<CudaTruth>,
+}
+
+/// What one CUDA package carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaTruth {
+    /// The CUDA toolkit it was built with: `13.0`, `12.9`.
+    pub toolkit: String,
+    /// Compute capabilities carried as machine code: `["7.5", "8.0", …]`.
+    pub sass: Vec<String>,
+    /// Compute capabilities carried as PTX.
+    #[serde(default)]
+    pub ptx: Vec<String>,
+    /// `import` fails on a GPU it has no kernels for (sgl-kernel loads its
+    /// ops at import); otherwise the first computation does (torch).
+    #[serde(default)]
+    pub fails_at_import: bool,
 }

@@ -48,10 +48,7 @@ mod tests {
         let out = "Available devices:\n  CUDA0: NVIDIA H100 80GB HBM3 (81559 MiB, 80873 MiB free)\n  Vulkan0: AMD Radeon (RX 6600M) (8176 MiB, 8176 MiB free)\n";
         let d = parse(out);
         assert_eq!(d.len(), 2);
-        assert_eq!(
-            (d[0].name.as_str(), d[0].total_mib, d[0].free_mib),
-            ("CUDA0", 81559, 80873)
-        );
+        assert_eq!((d[0].name.as_str(), d[0].total_mib, d[0].free_mib), ("CUDA0", 81559, 80873));
         assert_eq!(d[1].description, "AMD Radeon (RX 6600M)");
         assert!(parse("Available devices:\n  (none)\n").is_empty());
         assert!(parse("garbage\n  CUDA0: x (1 MiB, 1 MiB free)\n").is_empty());

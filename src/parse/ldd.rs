@@ -94,10 +94,7 @@ mod tests {
             .collect();
         assert_eq!(
             v,
-            [
-                ("GLIBCXX_3.4.30", "libstdc++.so.6", "libllama.so"),
-                ("GLIBC_2.35", "libc.so.6", "llama-server")
-            ]
+            [("GLIBCXX_3.4.30", "libstdc++.so.6", "libllama.so"), ("GLIBC_2.35", "libc.so.6", "llama-server")]
         );
         assert!(!r.is_clean());
     }

@@ -14,10 +14,9 @@ use crate::system::Cmd;
 /// family without a package manager.
 pub fn query_command(family: PackageFamily, names: &[String]) -> Option<Cmd> {
     let (program, mut args): (&str, Vec<String>) = match family {
-        PackageFamily::Deb => (
-            "dpkg-query",
-            vec!["-W".into(), "-f".into(), "${Package}\t${db:Status-Status}\n".into()],
-        ),
+        PackageFamily::Deb => {
+            ("dpkg-query", vec!["-W".into(), "-f".into(), "${Package}\t${db:Status-Status}\n".into()])
+        }
         PackageFamily::Rpm => ("rpm", vec!["-q".into(), "--queryformat".into(), "%{NAME}\n".into()]),
         PackageFamily::Apk => ("apk", vec!["info".into(), "-e".into()]),
         PackageFamily::None => return None,

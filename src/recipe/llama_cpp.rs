@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuBackend, GpuNeeds, Offer, Plan, Refusal, Want, pick, unsupported};
+use super::{Build, GpuBackend, GpuCheck, GpuNeeds, Jit, Offer, Plan, Refusal, Source, Want, pick, unsupported};
 use crate::host::{Arch, ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
@@ -23,14 +23,15 @@ const CUDA13: &str = "13.3";
 const CUDA12: &str = "12.8";
 
 /// The compute capabilities llama.cpp's CUDA 12.8 build carries as machine
-/// code; the rest (5.0, 6.1, 7.0, 7.5, 8.0, 9.0) it carries as PTX. Source:
-/// ggml's default `CMAKE_CUDA_ARCHITECTURES` for CUDA 12.8 with
-/// `GGML_NATIVE=OFF` (`ggml/src/ggml-cuda/CMakeLists.txt`): `86-real 89-real 120a-real`.
-const CUDA12_SASS: &[ComputeCapability] = &[
-    ComputeCapability::new(8, 6),
-    ComputeCapability::new(8, 9),
-    ComputeCapability::new(12, 0),
-];
+/// code for their family; the rest (5.0, 6.1, 7.0, 7.5, 8.0, 9.0) it carries
+/// as PTX. Source: ggml's default `CMAKE_CUDA_ARCHITECTURES` for CUDA 12.8
+/// with `GGML_NATIVE=OFF` (`ggml/src/ggml-cuda/CMakeLists.txt`): `86-real 89-real`.
+const CUDA12_SASS: &[ComputeCapability] = &[ComputeCapability::new(8, 6), ComputeCapability::new(8, 9)];
+
+/// Arch-specific machine code of the CUDA 12.8 build: `120a-real` (ggml
+/// rewrites 120 to 120a), which runs on 12.0 alone, so a GB10 (12.1) needs
+/// the PTX. Source: as [`CUDA12_SASS`].
+const CUDA12_SASS_EXACT: &[ComputeCapability] = &[ComputeCapability::new(12, 0)];
 
 /// The oldest GPU the CUDA 12.8 build has kernels for: `50-virtual`. Source: as [`CUDA12_SASS`].
 const CUDA12_MIN_CC: ComputeCapability = ComputeCapability::new(5, 0);
@@ -63,9 +64,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     let base = |variant: &str, assets: Vec<String>| Build {
         variant: variant.to_string(),
         version: v.clone(),
-        repo: REPO.to_string(),
-        tag: v.clone(),
-        assets,
+        source: Source::Archives { repo: REPO.to_string(), tag: v.clone(), assets },
         // Everything else the build links is in the archive or in any glibc
         // system; OpenMP's runtime (the CPU backends link it) is what minimal
         // and cloud images lack.
@@ -82,21 +81,12 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         // With GGML_BACKEND_DL the CPU backends are loaded at run time; the
         // baseline variant is the one every CPU of the architecture loads.
         runtime_libraries: vec![
-            if arch == "x64" {
-                "libggml-cpu-x64.so"
-            } else {
-                "libggml-cpu-armv8.0_1.so"
-            }
-            .to_string(),
+            if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }.to_string(),
         ],
         gpu: None,
         // The archive carries a CPU backend per generation, down to SSE4.2;
         // below AVX2 it runs several times slower.
-        cpu_flags: if arch == "x64" {
-            vec!["avx2".to_string()]
-        } else {
-            vec![]
-        },
+        cpu_flags: if arch == "x64" { vec!["avx2".to_string()] } else { vec![] },
         free_gb: 2,
         note: None,
     };
@@ -107,11 +97,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         let cpu = base("cpu", vec![format!("llama-{v}-bin-ubuntu-{arch}.tar.gz")]);
         return pick(
             want,
-            vec![Offer {
-                build: cpu,
-                needs: GpuNeeds::default(),
-                what: "llama.cpp for the CPU".into(),
-            }],
+            vec![Offer { build: cpu, needs: GpuNeeds::default(), what: "llama.cpp for the CPU".into() }],
             host,
             notes,
         );
@@ -129,43 +115,33 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     // beside each CUDA build, so the node needs a driver and no toolkit.
     let cuda = |toolkit: &str| {
         let stem = format!("bin-ubuntu-cuda-{toolkit}-{arch}.tar.gz");
-        let mut b = base(
-            &format!("cuda-{toolkit}"),
-            vec![format!("llama-{v}-{stem}"), format!("cudart-llama-{v}-{stem}")],
-        );
-        b.gpu = Some(GpuBackend {
+        let mut b =
+            base(&format!("cuda-{toolkit}"), vec![format!("llama-{v}-{stem}"), format!("cudart-llama-{v}-{stem}")]);
+        b.gpu = Some(GpuCheck::Devices(GpuBackend {
             library: "libggml-cuda.so".into(),
             device_prefix: "CUDA".into(),
             list_args: vec!["--list-devices".into()],
-        });
+        }));
         b.free_gb = 4;
         b
     };
     let mut vulkan = base("vulkan", vec![format!("llama-{v}-bin-ubuntu-vulkan-{arch}.tar.gz")]);
-    vulkan.gpu = Some(GpuBackend {
+    vulkan.gpu = Some(GpuCheck::Devices(GpuBackend {
         library: "libggml-vulkan.so".into(),
         device_prefix: "Vulkan".into(),
         list_args: vec!["--list-devices".into()],
-    });
+    }));
     for (family, loader) in [
         (PackageFamily::Deb, "libvulkan1"),
         (PackageFamily::Rpm, "vulkan-loader"),
         (PackageFamily::Apk, "vulkan-loader"),
     ] {
-        vulkan
-            .packages
-            .get_mut(&family)
-            .expect("every family has libgomp")
-            .push(loader.to_string());
+        vulkan.packages.get_mut(&family).expect("every family has libgomp").push(loader.to_string());
     }
 
     let mut offers = vec![Offer {
         build: cuda(CUDA13),
-        needs: GpuNeeds {
-            driver: Some(nvidia::CUDA13_MIN_DRIVER),
-            min_cc: Some(CUDA13_MIN_CC),
-            jit: None,
-        },
+        needs: GpuNeeds { driver: Some(nvidia::CUDA13_MIN_DRIVER), min_cc: Some(CUDA13_MIN_CC), jit: None },
         what: format!("llama.cpp built for CUDA {CUDA13}"),
     }];
     if arch == "x64" {
@@ -174,21 +150,18 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
             needs: GpuNeeds {
                 driver: Some(CUDA12_SASS_DRIVER),
                 min_cc: Some(CUDA12_MIN_CC),
-                jit: Some((
-                    CUDA12_SASS,
-                    nvidia::ptx_jit_min_driver(CUDA12).expect("12.8 is in the table"),
-                )),
+                jit: Some(Jit {
+                    sass: CUDA12_SASS,
+                    sass_exact: CUDA12_SASS_EXACT,
+                    driver: nvidia::ptx_jit_min_driver(CUDA12).expect("12.8 is in the table"),
+                }),
             },
             what: format!("llama.cpp built for CUDA {CUDA12}"),
         });
     }
     // Vulkan runs on any card whose driver has Vulkan: the generations the
     // CUDA builds no longer cover. Whether it does is the GPU check's to see.
-    offers.push(Offer {
-        build: vulkan,
-        needs: GpuNeeds::default(),
-        what: "llama.cpp built for Vulkan".into(),
-    });
+    offers.push(Offer { build: vulkan, needs: GpuNeeds::default(), what: "llama.cpp built for Vulkan".into() });
     pick(want, offers, host, notes)
 }
 
@@ -226,11 +199,7 @@ mod tests {
     }
 
     fn want() -> Want {
-        Want {
-            engine: Engine::LlamaCpp,
-            version: "b10850".into(),
-            variant: None,
-        }
+        Want { engine: Engine::LlamaCpp, version: "b10850".into(), variant: None }
     }
 
     fn variants(p: &Plan) -> Vec<&str> {
@@ -257,11 +226,7 @@ mod tests {
     fn sass_gpus_need_550_for_compressed_fatbins() {
         let on_535 = plan(&want(), &host("amd64", Some("535.183.01"), &["8.6"])).unwrap();
         assert_eq!(variants(&on_535), ["vulkan"]);
-        assert!(
-            on_535.excluded[1].reason.contains("needs NVIDIA driver 550 or newer"),
-            "{:?}",
-            on_535.excluded
-        );
+        assert!(on_535.excluded[1].reason.contains("needs NVIDIA driver 550 or newer"), "{:?}", on_535.excluded);
         let on_550 = plan(&want(), &host("amd64", Some("550.144.03"), &["8.6"])).unwrap();
         assert_eq!(variants(&on_550), ["cuda-12.8", "vulkan"]);
     }
@@ -270,11 +235,7 @@ mod tests {
     fn a_mixed_node_needs_the_driver_its_ptx_gpu_needs() {
         let p = plan(&want(), &host("amd64", Some("550.144.03"), &["8.6", "9.0"])).unwrap();
         assert_eq!(variants(&p), ["vulkan"]);
-        assert!(
-            p.excluded[1]
-                .reason
-                .contains("compute capability 9.0 is carried as PTX only")
-        );
+        assert!(p.excluded[1].reason.contains("compute capability 9.0 is carried as PTX only"));
     }
 
     #[test]
@@ -283,10 +244,8 @@ mod tests {
         assert_eq!(variants(&p), ["vulkan"]);
         let p = plan(&want(), &host("arm64", Some("580.95.05"), &["9.0"])).unwrap();
         assert_eq!(variants(&p), ["cuda-13.3", "vulkan"]);
-        assert_eq!(
-            p.candidates[0].assets[1],
-            "cudart-llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz"
-        );
+        let Source::Archives { assets, .. } = &p.candidates[0].source else { panic!("archives") };
+        assert_eq!(assets[1], "cudart-llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz");
     }
 
     #[test]
@@ -296,17 +255,15 @@ mod tests {
         let Err(Refusal::Unsupported { reason, .. }) = plan(&w, &host("amd64", Some("580.95.05"), &["9.0"])) else {
             panic!("expected a refusal")
         };
-        assert!(
-            reason.contains("not installed on a node with an NVIDIA GPU"),
-            "{reason}"
-        );
+        assert!(reason.contains("not installed on a node with an NVIDIA GPU"), "{reason}");
     }
 
     #[test]
     fn no_gpu_gets_the_cpu_build() {
         let p = plan(&want(), &host("amd64", None, &[])).unwrap();
         assert_eq!(variants(&p), ["cpu"]);
-        assert_eq!(p.candidates[0].assets, ["llama-b10850-bin-ubuntu-x64.tar.gz"]);
+        let Source::Archives { assets, .. } = &p.candidates[0].source else { panic!("archives") };
+        assert_eq!(assets, &["llama-b10850-bin-ubuntu-x64.tar.gz"]);
     }
 
     #[test]
@@ -321,9 +278,6 @@ mod tests {
         let Err(Refusal::Unsupported { reason, .. }) = plan(&w, &host("arm64", Some("580.95.05"), &["9.0"])) else {
             panic!("expected a refusal")
         };
-        assert_eq!(
-            reason,
-            "llama.cpp b10850 has no cuda-12.8 build for this node; it has cuda-13.3, vulkan"
-        );
+        assert_eq!(reason, "llama.cpp b10850 has no cuda-12.8 build for this node; it has cuda-13.3, vulkan");
     }
 }

@@ -6,7 +6,10 @@
 //! (the engine is not for this node, or nothing of it can run here).
 
 mod llama_cpp;
+mod python;
+mod sglang;
 mod uv;
+mod vllm;
 mod want;
 
 use std::collections::BTreeMap;
@@ -16,44 +19,100 @@ use serde::Serialize;
 use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
+pub use python::UV_VERSION;
 pub use want::{Engine, Want, WantsFile, compare_versions};
 
 /// One published build, chosen for one machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Build {
-    /// The variant naming the build: `cpu`, `cuda-13.3`, `vulkan`, `x86_64`.
+    /// The variant naming the build: `cpu`, `cuda-13.3`, `vulkan`, `x86_64`, `cu13`.
     pub variant: String,
     /// The engine version this build is; can differ from the one asked for
     /// where only an older version runs on the host.
     pub version: String,
-    /// The GitHub repository whose release carries the assets: `ggml-org/llama.cpp`.
-    pub repo: String,
-    /// The release tag: `b10850`, `0.12.20`, `v0.20.1`.
-    pub tag: String,
-    /// Release asset names, unpacked in order into one directory.
-    pub assets: Vec<String>,
+    /// Where the build comes from: release archives, or a Python environment.
+    pub source: Source,
     /// OS packages the build needs, by package family.
     pub packages: BTreeMap<PackageFamily, Vec<String>>,
-    /// The executable's file name, found anywhere in the unpacked tree.
+    /// The executable's file name, found anywhere in the unpacked tree (in
+    /// a Python environment's `bin/`).
     pub binary: String,
     /// Arguments that make the binary print its version and exit 0.
     pub version_args: Vec<String>,
     /// Text the version command's output (stdout and stderr) must contain:
-    /// the proof that the archive is the version asked for.
+    /// the proof that what was installed is the version asked for.
     pub version_says: String,
     /// Libraries the binary loads at run time (dlopen) rather than links,
     /// each found beside the binary: `ldd` of the binary cannot see what
     /// they need, so each is checked with its own `ldd`.
     pub runtime_libraries: Vec<String>,
-    /// The GPU backend, when the build computes on GPUs: it must list a
-    /// device, or the build is not installed.
-    pub gpu: Option<GpuBackend>,
+    /// How the build shows that it computes on the GPU; `None` for a CPU build.
+    pub gpu: Option<GpuCheck>,
     /// CPU flags the build is slow without; missing ones are a note, not a refusal.
     pub cpu_flags: Vec<String>,
     /// Free disk the installation needs before it starts, in GB (10^9 bytes).
     pub free_gb: u64,
     /// Why this build, when it is not the plain one.
     pub note: Option<String>,
+}
+
+/// Where a build's files come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// `.tar.gz` assets of a GitHub release, unpacked in order into one directory.
+    Archives {
+        /// `owner/name` of the repository: `ggml-org/llama.cpp`.
+        repo: String,
+        /// The release tag: `b10850`, `0.12.20`.
+        tag: String,
+        /// The asset names.
+        assets: Vec<String>,
+    },
+    /// A Python environment created and filled by uv.
+    Python(PythonEnv),
+}
+
+/// A Python environment: an interpreter version and what uv installs into it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PythonEnv {
+    /// The interpreter version uv creates the environment with: `3.12`.
+    pub python: String,
+    /// Requirements installed from PyPI: `vllm==0.20.1`.
+    pub requirements: Vec<String>,
+    /// The engine itself as a wheel of a GitHub release, checked against
+    /// GitHub's digest, when it is not on PyPI.
+    pub wheel: Option<ReleaseWheel>,
+    /// An index besides PyPI, for its named packages only.
+    pub extra_index: Option<ExtraIndex>,
+}
+
+/// A wheel published as a GitHub release asset: the asset whose name starts
+/// with `prefix` and ends with `suffix` (the manylinux part between changes
+/// from release to release).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReleaseWheel {
+    /// `owner/name`: `vllm-project/vllm`.
+    pub repo: String,
+    /// The release tag: `v0.20.1`.
+    pub tag: String,
+    /// The start of the asset's name: `vllm-0.20.1+cu129-`.
+    pub prefix: String,
+    /// The end of the asset's name: `_x86_64.whl`.
+    pub suffix: String,
+}
+
+/// A package index consulted for some packages only; every other package
+/// comes from PyPI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExtraIndex {
+    /// The index's name in uv's configuration: `pytorch-cu129`.
+    pub name: String,
+    /// The path under the PyTorch wheel host: `cu129` (for
+    /// `https://download.pytorch.org/whl/cu129`).
+    pub pytorch_path: String,
+    /// The packages taken from it: `torch`, `torchvision`, `torchaudio`.
+    pub packages: Vec<String>,
 }
 
 /// How a GPU build shows that it computes: the backend library it loads
@@ -68,7 +127,29 @@ pub struct GpuBackend {
     pub list_args: Vec<String>,
 }
 
+/// How a GPU build proves that it computes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GpuCheck {
+    /// The binary lists a device with its GPU backend library.
+    Devices(GpuBackend),
+    /// The environment's Python computes on every GPU with torch, and
+    /// imports each of `modules` (kernel packages) there.
+    Torch {
+        /// Modules the check also imports: `sgl_kernel`.
+        modules: Vec<String>,
+    },
+}
+
 impl Build {
+    /// The GPU backend library, for a build that lists devices with one.
+    pub fn gpu_backend(&self) -> Option<&GpuBackend> {
+        match &self.gpu {
+            Some(GpuCheck::Devices(b)) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The OS packages this build needs on a family; none for a family the
     /// recipe names nothing for.
     pub fn packages_for(&self, family: PackageFamily) -> &[String] {
@@ -121,8 +202,8 @@ pub fn variants(engine: Engine) -> &'static [&'static str] {
     match engine {
         Engine::LlamaCpp => llama_cpp::VARIANTS,
         Engine::Uv => uv::VARIANTS,
-        Engine::Vllm => &["cu13", "cu129", "cu12"],
-        Engine::Sglang => &["cu13", "cu12"],
+        Engine::Vllm => vllm::VARIANTS,
+        Engine::Sglang => sglang::VARIANTS,
     }
 }
 
@@ -133,13 +214,20 @@ pub fn variants(engine: Engine) -> &'static [&'static str] {
 /// [`Refusal::NotHere`] when the engine is not for this kind of node;
 /// [`Refusal::Unsupported`] when no build can run, with every reason.
 pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
+    // Every build here is linked against glibc: llama.cpp's and uv's are
+    // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
+    let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);
+    if host.os.libc == crate::host::Libc::Musl && !(gpu_engine && host.nvidia.is_none()) {
+        return Err(unsupported(format!(
+            "{} {}'s Linux builds need glibc, and this is a musl system ({} {})",
+            want.engine, want.version, host.os.id, host.os.version
+        )));
+    }
     match want.engine {
         Engine::LlamaCpp => llama_cpp::plan(want, host),
         Engine::Uv => uv::plan(want, host),
-        Engine::Vllm | Engine::Sglang => Err(Refusal::Unsupported {
-            reason: format!("this installer has no recipe for {} yet", want.engine),
-            excluded: vec![],
-        }),
+        Engine::Vllm => vllm::plan(want, host),
+        Engine::Sglang => sglang::plan(want, host),
     }
 }
 
@@ -150,9 +238,20 @@ pub(crate) struct GpuNeeds {
     pub driver: Option<u32>,
     /// Oldest compute capability with kernels in the build.
     pub min_cc: Option<ComputeCapability>,
-    /// GPUs not covered by these SASS compute capabilities run the build's
-    /// PTX, which needs the second driver branch.
-    pub jit: Option<(&'static [ComputeCapability], u32)>,
+    /// GPUs the build's machine code does not cover run its PTX, which
+    /// needs a newer driver.
+    pub jit: Option<Jit>,
+}
+
+/// A build's machine code, and the driver its PTX needs on other GPUs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Jit {
+    /// SASS for the family (`86-real` runs on 8.6, 8.7, 8.9).
+    pub sass: &'static [ComputeCapability],
+    /// Arch-specific SASS (`120a-real` runs on 12.0 alone).
+    pub sass_exact: &'static [ComputeCapability],
+    /// The driver branch that compiles the PTX.
+    pub driver: u32,
 }
 
 impl GpuNeeds {
@@ -165,38 +264,27 @@ impl GpuNeeds {
         if let Some(min) = self.min_cc
             && lowest < min
         {
-            why.push(format!(
-                "has kernels for compute capability {min} and newer; this node's lowest is {lowest}"
-            ));
+            why.push(format!("has kernels for compute capability {min} and newer; this node's lowest is {lowest}"));
         }
         // The driver a host needs is the most any of its GPUs needs: a GPU
         // the build carries only as PTX needs the driver that compiles it.
         let mut need = self.driver.map(|d| (d, String::new()));
-        if let Some((sass, jit_driver)) = self.jit {
+        if let Some(jit) = self.jit {
             for g in &nv.gpus {
                 let cc = g.compute_capability;
-                let covered = sass.iter().any(|&s| nvidia::sass_runs_on(s, cc));
-                if !covered
-                    && (self.min_cc.is_none_or(|m| cc >= m))
-                    && need.as_ref().is_none_or(|(d, _)| *d < jit_driver)
+                let covered = jit.sass.iter().any(|&s| nvidia::sass_runs_on(s, cc)) || jit.sass_exact.contains(&cc);
+                if !covered && self.min_cc.is_none_or(|m| cc >= m) && need.as_ref().is_none_or(|(d, _)| *d < jit.driver)
                 {
-                    need = Some((jit_driver, format!(" (compute capability {cc} is carried as PTX only)")));
+                    need = Some((jit.driver, format!(" (compute capability {cc} is carried as PTX only)")));
                 }
             }
         }
         if let Some((d, because)) = need
             && have < d
         {
-            why.push(format!(
-                "needs NVIDIA driver {d} or newer{because}; this node has {}",
-                nv.driver
-            ));
+            why.push(format!("needs NVIDIA driver {d} or newer{because}; this node has {}", nv.driver));
         }
-        if why.is_empty() {
-            None
-        } else {
-            Some(format!("{what} {}", why.join(", and ")))
-        }
+        if why.is_empty() { None } else { Some(format!("{what} {}", why.join(", and "))) }
     }
 }
 
@@ -218,35 +306,20 @@ pub(crate) fn pick(want: &Want, offers: Vec<Offer>, host: &Host, notes: Vec<Stri
         if let Some(v) = &want.variant
             && *v != o.build.variant
         {
-            excluded.push(Exclusion {
-                variant: o.build.variant,
-                reason: format!("not the variant asked for ({v})"),
-            });
+            excluded.push(Exclusion { variant: o.build.variant, reason: format!("not the variant asked for ({v})") });
             continue;
         }
         match o.needs.refusal(&o.what, host) {
-            Some(reason) => excluded.push(Exclusion {
-                variant: o.build.variant,
-                reason,
-            }),
+            Some(reason) => excluded.push(Exclusion { variant: o.build.variant, reason }),
             None => candidates.push(o.build),
         }
     }
     if !candidates.is_empty() {
-        return Ok(Plan {
-            candidates,
-            excluded,
-            notes,
-        });
+        return Ok(Plan { candidates, excluded, notes });
     }
     let reason = match &want.variant {
         Some(v) if !known.contains(v) => {
-            format!(
-                "{} {} has no {v} build for this node; it has {}",
-                want.engine,
-                want.version,
-                known.join(", ")
-            )
+            format!("{} {} has no {v} build for this node; it has {}", want.engine, want.version, known.join(", "))
         }
         asked => {
             let why: Vec<&str> = excluded
@@ -254,12 +327,7 @@ pub(crate) fn pick(want: &Want, offers: Vec<Offer>, host: &Host, notes: Vec<Stri
                 .filter(|e| asked.as_ref().is_none_or(|v| **v == e.variant))
                 .map(|e| e.reason.as_str())
                 .collect();
-            format!(
-                "no build of {} {} runs on this node: {}",
-                want.engine,
-                want.version,
-                why.join("; ")
-            )
+            format!("no build of {} {} runs on this node: {}", want.engine, want.version, why.join("; "))
         }
     };
     Err(Refusal::Unsupported { reason, excluded })
@@ -267,8 +335,5 @@ pub(crate) fn pick(want: &Want, offers: Vec<Offer>, host: &Host, notes: Vec<Stri
 
 /// An `Unsupported` with no builds to list: the sentence says why none could be.
 pub(crate) fn unsupported(sentence: String) -> Refusal {
-    Refusal::Unsupported {
-        reason: sentence,
-        excluded: vec![],
-    }
+    Refusal::Unsupported { reason: sentence, excluded: vec![] }
 }

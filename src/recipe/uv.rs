@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuNeeds, Offer, Plan, Refusal, Want, pick, unsupported};
+use super::{Build, GpuNeeds, Offer, Plan, Refusal, Source, Want, pick, unsupported};
 use crate::host::{Arch, Host};
 
 /// The variants this recipe installs: the GNU targets of x86-64 and aarch64.
@@ -31,11 +31,13 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     let build = Build {
         variant: target.to_string(),
         version: v.clone(),
-        repo: REPO.to_string(),
-        tag: v.clone(),
         // cargo-dist archive: one top-level directory named after the target
         // triple, holding `uv` and `uvx`. Source: `astral-sh/uv@dist-workspace.toml`.
-        assets: vec![format!("uv-{target}-unknown-linux-gnu.tar.gz")],
+        source: Source::Archives {
+            repo: REPO.to_string(),
+            tag: v.clone(),
+            assets: vec![format!("uv-{target}-unknown-linux-gnu.tar.gz")],
+        },
         packages: BTreeMap::new(),
         binary: "uv".to_string(),
         version_args: vec!["--version".to_string()],
@@ -47,14 +49,5 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         free_gb: 1,
         note: None,
     };
-    pick(
-        want,
-        vec![Offer {
-            build,
-            needs: GpuNeeds::default(),
-            what: format!("uv {target}"),
-        }],
-        host,
-        vec![],
-    )
+    pick(want, vec![Offer { build, needs: GpuNeeds::default(), what: format!("uv {target}") }], host, vec![])
 }

@@ -43,9 +43,7 @@ impl Engine {
             "vllm" => Ok(Engine::Vllm),
             "sglang" => Ok(Engine::Sglang),
             "uv" => Ok(Engine::Uv),
-            _ => Err(format!(
-                "unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv"
-            )),
+            _ => Err(format!("unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv")),
         }
     }
 
@@ -60,15 +58,7 @@ impl Engine {
             Engine::LlamaCpp => {
                 version.len() > 1 && version.starts_with('b') && version[1..].bytes().all(|c| c.is_ascii_digit())
             }
-            _ => {
-                let mut parts = version.split('.');
-                let numeric = |p: &str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit());
-                parts.next().is_some_and(numeric)
-                    && parts
-                        .next()
-                        .is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
-                    && version.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'.')
-            }
+            _ => pep440_release(version),
         };
         if ok {
             return Ok(());
@@ -78,6 +68,36 @@ impl Engine {
             e => format!("version `{version}` of {e} is not a dotted version like 0.20.1 (no leading v)"),
         })
     }
+}
+
+/// Whether `v` is a PEP 440 release as publishers tag them: dotted numbers
+/// (at least two), then optionally `a`/`b`/`rc` N, `.postN`, `.devN`:
+/// `0.20.1`, `0.5.5.post1`, `0.21.0rc1`.
+fn pep440_release(v: &str) -> bool {
+    let mut rest = v;
+    let mut numbers = 0;
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        numbers += 1;
+        rest = &rest[digits..];
+        match rest.strip_prefix('.') {
+            Some(r) if r.bytes().next().is_some_and(|c| c.is_ascii_digit()) => rest = r,
+            _ => break,
+        }
+    }
+    for suffix in ["a", "b", "rc", ".post", ".dev"] {
+        if let Some(r) = rest.strip_prefix(suffix) {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return false;
+            }
+            rest = &r[digits..];
+        }
+    }
+    numbers >= 2 && rest.is_empty()
 }
 
 impl fmt::Display for Engine {
@@ -126,11 +146,7 @@ impl Want {
             Some((v, var)) => (v, Some(var.to_string())),
             None => (rest, None),
         };
-        let want = Want {
-            engine: Engine::parse(engine)?,
-            version: version.to_string(),
-            variant,
-        };
+        let want = Want { engine: Engine::parse(engine)?, version: version.to_string(), variant };
         want.validate()?;
         Ok(want)
     }
@@ -144,11 +160,7 @@ impl Want {
         if let Some(v) = &self.variant {
             let known = super::variants(self.engine);
             if !known.contains(&v.as_str()) {
-                return Err(format!(
-                    "{} has no variant `{v}`; its variants are {}",
-                    self.engine,
-                    known.join(", ")
-                ));
+                return Err(format!("{} has no variant `{v}`; its variants are {}", self.engine, known.join(", ")));
             }
         }
         Ok(())
@@ -208,10 +220,31 @@ mod tests {
     #[case("llama.cpp@10850", "not a build tag")]
     #[case("uv@v0.12.20", "no leading v")]
     #[case("uv@latest", "not a dotted version")]
+    #[case("uv@0.1abc", "not a dotted version")]
+    #[case("uv@0.1....", "not a dotted version")]
+    #[case("uv@1", "not a dotted version")]
     #[case("llama.cpp@b10850:rocm", "has no variant `rocm`")]
     fn refuses_bad_wants(#[case] s: &str, #[case] says: &str) {
         let e = Want::parse(s).unwrap_err();
         assert!(e.contains(says), "{s}: {e}");
+    }
+
+    #[test]
+    fn pep440_releases_are_taken() {
+        for v in ["0.20.1", "0.5.5.post1", "0.21.0rc1", "2.11.0"] {
+            assert!(pep440_release(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn wants_files_are_strict() {
+        assert!(WantsFile::from_json(r#"{"wants": []}"#).unwrap_err().contains("lists no want"));
+        assert!(
+            WantsFile::from_json(r#"{"wants": [["uv", "0.12.20"]]}"#)
+                .unwrap_err()
+                .starts_with("wants[0]: expected an object")
+        );
+        assert!(WantsFile::from_json(r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]} x"#).is_err());
     }
 
     #[test]
@@ -237,16 +270,10 @@ impl WantsFile {
     /// A sentence beginning with the JSON path of the problem
     /// (`wants[1].version: …`).
     pub fn from_json(text: &str) -> Result<WantsFile, String> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let file: WantsFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            let inner = match inner.rfind(" at line ") {
-                Some(i) => inner[..i].to_string(),
-                None => inner,
-            };
-            format!("{path}: {inner}")
-        })?;
+        let file: WantsFile = crate::strict_json::parse(text, &["wants[*]"]).map_err(|e| e.to_string())?;
+        if file.wants.is_empty() {
+            return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
+        }
         for (i, w) in file.wants.iter().enumerate() {
             w.validate().map_err(|e| format!("wants[{i}]: {e}"))?;
         }

@@ -110,32 +110,22 @@ pub fn release_url(api: &str, repo: &str, tag: &str) -> String {
 pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<Release, ReleaseError> {
     let url = release_url(api, repo, tag);
     let (repo_s, tag_s) = (repo.to_string(), tag.to_string());
-    let resp = sys
-        .http_get(&url, "application/vnd.github+json")
-        .map_err(|e| ReleaseError::Network {
-            repo: repo_s.clone(),
-            tag: tag_s.clone(),
-            message: e.to_string(),
-        })?;
+    let resp = sys.http_get(&url, "application/vnd.github+json").map_err(|e| ReleaseError::Network {
+        repo: repo_s.clone(),
+        tag: tag_s.clone(),
+        message: e.to_string(),
+    })?;
     match resp.status {
         200 => {}
         404 => {
-            return Err(ReleaseError::NoRelease {
-                repo: repo_s,
-                tag: tag_s,
-            });
+            return Err(ReleaseError::NoRelease { repo: repo_s, tag: tag_s });
         }
         status => {
             let message = serde_json::from_slice::<serde_json::Value>(&resp.body)
                 .ok()
                 .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
                 .unwrap_or_default();
-            return Err(ReleaseError::Http {
-                repo: repo_s,
-                tag: tag_s,
-                status,
-                message,
-            });
+            return Err(ReleaseError::Http { repo: repo_s, tag: tag_s, status, message });
         }
     }
     let de = &mut serde_json::Deserializer::from_slice(&resp.body);
@@ -155,10 +145,7 @@ impl Release {
         self.assets
             .iter()
             .find(|a| a.name == name)
-            .ok_or_else(|| ReleaseError::NoAsset {
-                tag: self.tag_name.clone(),
-                asset: name.to_string(),
-            })
+            .ok_or_else(|| ReleaseError::NoAsset { tag: self.tag_name.clone(), asset: name.to_string() })
     }
 }
 
@@ -169,17 +156,12 @@ impl Asset {
     /// [`ReleaseError::NoDigest`] when the digest is `null`, of another
     /// algorithm, or not 64 hex digits.
     pub fn sha256(&self) -> Result<String, ReleaseError> {
-        let no = |why: String| ReleaseError::NoDigest {
-            asset: self.name.clone(),
-            why,
-        };
+        let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why };
         let d = self
             .digest
             .as_deref()
             .ok_or_else(|| no("GitHub gives none for assets uploaded before June 2025".into()))?;
-        let hex = d
-            .strip_prefix("sha256:")
-            .ok_or_else(|| no(format!("`{d}` is not a sha256 digest")))?;
+        let hex = d.strip_prefix("sha256:").ok_or_else(|| no(format!("`{d}` is not a sha256 digest")))?;
         if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
             return Err(no(format!("`{d}` is not 64 hex digits")));
         }
@@ -192,25 +174,14 @@ mod tests {
     use super::*;
 
     fn asset(digest: Option<&str>) -> Asset {
-        Asset {
-            name: "a.tar.gz".into(),
-            size: 1,
-            browser_download_url: "u".into(),
-            digest: digest.map(str::to_string),
-        }
+        Asset { name: "a.tar.gz".into(), size: 1, browser_download_url: "u".into(), digest: digest.map(str::to_string) }
     }
 
     #[test]
     fn digests_are_checked_for_form() {
         let hex = "AB".repeat(32);
         assert_eq!(asset(Some(&format!("sha256:{hex}"))).sha256().unwrap(), "ab".repeat(32));
-        assert!(
-            asset(None)
-                .sha256()
-                .unwrap_err()
-                .to_string()
-                .contains("cannot be verified")
-        );
+        assert!(asset(None).sha256().unwrap_err().to_string().contains("cannot be verified"));
         assert!(asset(Some("md5:00")).sha256().is_err());
         assert!(asset(Some("sha256:00")).sha256().is_err());
     }

@@ -35,7 +35,22 @@ impl Local {
     /// # Errors
     /// [`SysError::Network`] when the TLS backend cannot be set up.
     pub fn new(connect_timeout: u64, read_timeout: u64, token: Option<String>) -> Result<Local, SysError> {
-        let client = reqwest::blocking::Client::builder()
+        Local::build(connect_timeout, read_timeout, token, true)
+    }
+
+    /// As [`Local::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`):
+    /// for the fake server on loopback, which no proxy can reach.
+    ///
+    /// # Errors
+    /// As [`Local::new`].
+    pub fn loopback(connect_timeout: u64, read_timeout: u64) -> Result<Local, SysError> {
+        Local::build(connect_timeout, read_timeout, None, false)
+    }
+
+    fn build(connect_timeout: u64, read_timeout: u64, token: Option<String>, proxy: bool) -> Result<Local, SysError> {
+        let builder =
+            if proxy { reqwest::blocking::Client::builder() } else { reqwest::blocking::Client::builder().no_proxy() };
+        let client = builder
             .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(connect_timeout))
             .timeout(Duration::from_secs(read_timeout))
@@ -70,10 +85,7 @@ impl Local {
         if !status.is_success() {
             let mut body = Vec::new();
             let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
-            return Err(SysError::Http {
-                status: status.as_u16(),
-                message: github_message(&body),
-            });
+            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body) });
         }
         let mut out = fs::OpenOptions::new()
             .write(true)
@@ -84,9 +96,7 @@ impl Local {
         let mut buf = vec![0u8; 256 * 1024];
         let mut bytes = 0u64;
         loop {
-            let n = resp
-                .read(&mut buf)
-                .map_err(|e| SysError::Network(format!("the download broke off: {e}")))?;
+            let n = resp.read(&mut buf).map_err(|e| SysError::Network(format!("the download broke off: {e}")))?;
             if n == 0 {
                 break;
             }
@@ -95,10 +105,7 @@ impl Local {
             bytes += n as u64;
         }
         out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;
-        Ok(Downloaded {
-            bytes,
-            sha256: hex::encode(hasher.finalize()),
-        })
+        Ok(Downloaded { bytes, sha256: hex::encode(hasher.finalize()) })
     }
 
     /// See [`super::System::unpack`].
@@ -111,9 +118,7 @@ impl Local {
     /// See [`super::System::sha256_file`].
     pub fn sha256_file(&self, path: &Path) -> Result<Option<String>, SysError> {
         match fs::File::open(path) {
-            Ok(f) => archive::sha256_reader(f)
-                .map(|(_, h)| Some(h))
-                .map_err(|e| SysError::io("read", path, &e)),
+            Ok(f) => archive::sha256_reader(f).map(|(_, h)| Some(h)).map_err(|e| SysError::io("read", path, &e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(SysError::io("open", path, &e)),
         }
@@ -146,13 +151,39 @@ impl Local {
     pub fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &e))?;
-        tmp.write_all(contents)
-            .map_err(|e| SysError::io("write", tmp.path(), &e))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| SysError::io("sync", tmp.path(), &e))?;
+        tmp.write_all(contents).map_err(|e| SysError::io("write", tmp.path(), &e))?;
+        tmp.as_file().sync_all().map_err(|e| SysError::io("sync", tmp.path(), &e))?;
         tmp.persist(path).map_err(|e| SysError::io("replace", path, &e.error))?;
         Ok(())
+    }
+
+    /// Writes a file whole with permission bits `mode`, creating its
+    /// directory; what the simulated uv writes into an environment.
+    ///
+    /// # Errors
+    /// [`SysError::Io`] naming the path.
+    pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> Result<(), SysError> {
+        use std::os::unix::fs::PermissionsExt;
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|e| SysError::io("create", dir, &e))?;
+        }
+        fs::write(path, contents).map_err(|e| SysError::io("write", path, &e))?;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(|e| SysError::io("set permissions of", path, &e))
+    }
+
+    /// Bytes of all regular files under `path` (not following links); 0
+    /// when there is nothing there. What the simulated machine has used of
+    /// its disk.
+    pub fn bytes_under(&self, path: &Path) -> u64 {
+        let Ok(meta) = fs::symlink_metadata(path) else { return 0 };
+        if meta.is_file() {
+            return meta.len();
+        }
+        if !meta.is_dir() {
+            return 0;
+        }
+        fs::read_dir(path).map(|rd| rd.flatten().map(|e| self.bytes_under(&e.path())).sum()).unwrap_or(0)
     }
 
     /// See [`super::System::read`].
@@ -174,14 +205,8 @@ impl Local {
         let mut out = Vec::new();
         for e in rd {
             let e = e.map_err(|e| SysError::io("list", path, &e))?;
-            let is_dir = e
-                .file_type()
-                .map_err(|err| SysError::io("stat", &e.path(), &err))?
-                .is_dir();
-            out.push(DirEntry {
-                name: e.file_name().to_string_lossy().into_owned(),
-                is_dir,
-            });
+            let is_dir = e.file_type().map_err(|err| SysError::io("stat", &e.path(), &err))?.is_dir();
+            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), is_dir });
         }
         out.sort();
         Ok(Some(out))
@@ -206,7 +231,5 @@ fn github_message(body: &[u8]) -> String {
     struct Msg {
         message: String,
     }
-    serde_json::from_slice::<Msg>(body)
-        .map(|m| m.message)
-        .unwrap_or_default()
+    serde_json::from_slice::<Msg>(body).map(|m| m.message).unwrap_or_default()
 }

@@ -30,12 +30,19 @@ pub struct Cmd {
 impl Cmd {
     /// A command with a 60-second limit and no extra environment.
     pub fn new(program: impl Into<PathBuf>, args: impl IntoIterator<Item = impl Into<String>>) -> Cmd {
-        Cmd {
-            program: program.into(),
-            args: args.into_iter().map(Into::into).collect(),
-            env: vec![],
-            timeout_secs: 60,
-        }
+        Cmd { program: program.into(), args: args.into_iter().map(Into::into).collect(), env: vec![], timeout_secs: 60 }
+    }
+
+    /// The same command with one more argument, a path.
+    pub fn arg_path(mut self, path: &Path) -> Cmd {
+        self.args.push(path.display().to_string());
+        self
+    }
+
+    /// The same command with more arguments.
+    pub fn args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Cmd {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
     }
 
     /// The same command with another time limit, in seconds.
@@ -52,14 +59,11 @@ impl Cmd {
 
     /// The command line, for messages: `ldd llama-server`.
     pub fn display(&self) -> String {
-        let name = self.program.file_name().map_or_else(
-            || self.program.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        std::iter::once(name)
-            .chain(self.args.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" ")
+        let name = self
+            .program
+            .file_name()
+            .map_or_else(|| self.program.display().to_string(), |n| n.to_string_lossy().into_owned());
+        std::iter::once(name).chain(self.args.iter().cloned()).collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -160,11 +164,7 @@ pub enum SysError {
 impl SysError {
     /// An [`SysError::Io`] from a `std::io::Error`.
     pub fn io(op: &'static str, path: &Path, e: &std::io::Error) -> SysError {
-        SysError::Io {
-            op,
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }
+        SysError::Io { op, path: path.to_path_buf(), message: e.to_string() }
     }
 }
 

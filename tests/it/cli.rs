@@ -24,20 +24,14 @@ fn simulate_json_is_byte_identical_between_runs() {
     let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
     assert_eq!(v["host"], "v100-ubuntu22.04-driver535");
     let e = &v["engines"][0];
-    for key in [
-        "engine", "version", "variant", "state", "detail", "note", "binary", "attempts",
-    ] {
+    for key in ["engine", "version", "variant", "state", "detail", "note", "binary", "attempts"] {
         assert!(e.get(key).is_some(), "missing `{key}` in {e}");
     }
 }
 
 #[test]
 fn simulate_text_for_v100() {
-    let out = llmgw()
-        .args(["simulate", "--host"])
-        .arg(super::host_path("v100.json"))
-        .output()
-        .unwrap();
+    let out = llmgw().args(["simulate", "--host"]).arg(super::host_path("v100.json")).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
@@ -55,16 +49,8 @@ fn plan_prints_candidates_and_reasons() {
 
 #[test]
 fn a_failed_want_exits_1() {
-    llmgw()
-        .args(["simulate", "--host"])
-        .arg(super::host_path("a100-rhel9-driver570.json"))
-        .assert()
-        .code(1);
-    llmgw()
-        .args(["simulate", "--host"])
-        .arg(super::host_path("ac922-rhel8-ppc64le.json"))
-        .assert()
-        .code(1);
+    llmgw().args(["simulate", "--host"]).arg(super::host_path("a100-rhel9-driver570.json")).assert().code(1);
+    llmgw().args(["simulate", "--host"]).arg(super::host_path("ac922-rhel8-ppc64le.json")).assert().code(1);
 }
 
 /// Runs llmgw with `args` in a directory holding `files`; asserts exit 2,
@@ -83,11 +69,7 @@ fn bad_input(files: &[(&str, &str)], args: &[&str], says: &[&str]) {
     for s in says {
         assert!(stderr.contains(s), "`{s}` missing from: {stderr}");
     }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        files.len(),
-        "a file was written"
-    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), files.len(), "a file was written");
 }
 
 #[test]
@@ -96,14 +78,11 @@ fn bad_input_is_one_line_and_exit_2() {
     let bad_cc = v100.replace("\"7.0\"", "\"seven\"");
     let unknown = v100.replace("\"disk_free_gb\"", "\"disk_gb\": 1, \"disk_free_gb\"");
     let missing = v100.replace("\"arch\": \"amd64\",", "");
+    let trailing = format!("{v100} {{}}");
     // (files in the directory, arguments, what stderr must say)
     type Case<'a> = (Vec<(&'a str, &'a str)>, Vec<&'a str>, Vec<&'a str>);
     let cases: Vec<Case> = vec![
-        (
-            vec![],
-            vec!["simulate", "--host", "nope.json"],
-            vec!["cannot read host file `nope.json`"],
-        ),
+        (vec![], vec!["simulate", "--host", "nope.json"], vec!["cannot read host file `nope.json`"]),
         (
             vec![("h.json", "{not json")],
             vec!["simulate", "--host", "h.json"],
@@ -114,16 +93,8 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["simulate", "--host", "h.json"],
             vec!["nvidia.gpus[0].compute_capability", "seven"],
         ),
-        (
-            vec![("h.json", &unknown)],
-            vec!["simulate", "--host", "h.json"],
-            vec!["unknown field `disk_gb`"],
-        ),
-        (
-            vec![("h.json", &missing)],
-            vec!["plan", "--host", "h.json"],
-            vec!["missing field `arch`"],
-        ),
+        (vec![("h.json", &unknown)], vec!["simulate", "--host", "h.json"], vec!["unknown field `disk_gb`"]),
+        (vec![("h.json", &missing)], vec!["plan", "--host", "h.json"], vec!["missing field `arch`"]),
         (
             vec![("h.json", &v100)],
             vec!["simulate", "--host", "h.json", "--want", "ollama@1"],
@@ -138,6 +109,19 @@ fn bad_input_is_one_line_and_exit_2() {
             vec![("h.json", &v100), ("w.json", "{\"wants\": [{\"engine\": \"uv\"}]}")],
             vec!["simulate", "--host", "h.json", "--wants", "w.json"],
             vec!["wants file `w.json`", "wants[0]", "missing field `version`"],
+        ),
+        (vec![("h.json", &trailing)], vec!["simulate", "--host", "h.json"], vec!["trailing characters"]),
+        (vec![("h.json", "[]")], vec!["simulate", "--host", "h.json"], vec![".: expected an object, found an array"]),
+        (vec![("h.json", "")], vec!["plan", "--host", "h.json"], vec!["the document is empty"]),
+        (
+            vec![("h.json", &v100), ("w.json", "{\"wants\": []}")],
+            vec!["plan", "--host", "h.json", "--wants", "w.json"],
+            vec!["lists no want"],
+        ),
+        (
+            vec![("h.json", &v100)],
+            vec!["simulate", "--host", "h.json", "--format", "yaml"],
+            vec!["invalid value 'yaml'", "possible values"],
         ),
     ];
     for (files, args, says) in cases {

@@ -22,16 +22,9 @@ fn the_seed_rule_is_caught_at_the_gpu_check_and_the_next_build_installed() {
     let cuda = &s.attempts[0];
     assert_eq!((cuda.variant.as_str(), cuda.outcome), ("cuda-12.8", Outcome::Failed));
     assert!(cuda.reason.contains("lists no CUDA device"), "{}", cuda.reason);
-    assert!(
-        cuda.reason.contains("compressed fatbin needs driver 550"),
-        "{}",
-        cuda.reason
-    );
+    assert!(cuda.reason.contains("compressed fatbin needs driver 550"), "{}", cuda.reason);
 
     // And today's recipe never downloads it there.
     let plan = recipe::plan(&want, &super::host("rtx3090-ubuntu22.04-driver535.json")).unwrap();
-    assert_eq!(
-        plan.candidates.iter().map(|b| b.variant.as_str()).collect::<Vec<_>>(),
-        ["vulkan"]
-    );
+    assert_eq!(plan.candidates.iter().map(|b| b.variant.as_str()).collect::<Vec<_>>(), ["vulkan"]);
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod cli;
+mod edges;
 mod gpu_check;
 mod outcomes;
 mod rerun;
@@ -14,9 +15,7 @@ use llmgw::host::Host;
 
 /// The path of a host file in `matrix/hosts/`.
 pub fn host_path(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("matrix/hosts")
-        .join(file)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts").join(file)
 }
 
 /// A host description from `matrix/hosts/`.

@@ -24,12 +24,7 @@ fn llama(file: &str) -> Status {
 #[case::gh200_570("gh200-ubuntu24.04-driver570.json", "vulkan")]
 fn llama_cpp_is_ready_with(#[case] file: &str, #[case] variant: &str) {
     let s = llama(file);
-    assert_eq!(
-        (s.state, s.variant.as_deref()),
-        (State::Ready, Some(variant)),
-        "{file}: {}",
-        s.detail
-    );
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some(variant)), "{file}: {}", s.detail);
     let binary = s.binary.expect("a ready install names its binary");
     assert_eq!(binary, format!("llama.cpp/b10850-{variant}/llama-b10850/llama-server"));
     let installed = s.attempts.iter().find(|a| a.outcome == Outcome::Installed).unwrap();
@@ -55,22 +50,10 @@ fn v100_leaves_out_both_cuda_builds_with_their_reasons_and_installs_libvulkan1()
     );
     let cuda12 = reason("cuda-12.8");
     assert_eq!(cuda12.outcome, Outcome::LeftOut);
-    assert!(
-        cuda12.reason.contains("driver 570") && cuda12.reason.contains("PTX"),
-        "{}",
-        cuda12.reason
-    );
+    assert!(cuda12.reason.contains("driver 570") && cuda12.reason.contains("PTX"), "{}", cuda12.reason);
     let vulkan = reason("vulkan");
-    assert!(
-        vulkan.reason.contains("installed the OS package libvulkan1"),
-        "{}",
-        vulkan.reason
-    );
-    assert!(
-        vulkan.reason.contains("Vulkan0: Tesla V100-SXM2-16GB"),
-        "{}",
-        vulkan.reason
-    );
+    assert!(vulkan.reason.contains("installed the OS package libvulkan1"), "{}", vulkan.reason);
+    assert!(vulkan.reason.contains("Vulkan0: Tesla V100-SXM2-16GB"), "{}", vulkan.reason);
 }
 
 #[test]
@@ -87,12 +70,8 @@ fn rhel9_fails_naming_every_missing_version() {
         assert!(s.detail.contains(v), "{v} missing from: {}", s.detail);
     }
     // Both builds were downloaded and tried, and each failed at ldd.
-    let failed: Vec<&str> = s
-        .attempts
-        .iter()
-        .filter(|a| a.outcome == Outcome::Failed)
-        .map(|a| a.variant.as_str())
-        .collect();
+    let failed: Vec<&str> =
+        s.attempts.iter().filter(|a| a.outcome == Outcome::Failed).map(|a| a.variant.as_str()).collect();
     assert_eq!(failed, ["cuda-12.8", "vulkan"]);
     assert!(s.binary.is_none());
 }
@@ -108,11 +87,7 @@ fn ubuntu_20_04_fails_naming_glibc_2_35() {
 fn ppc64le_is_unsupported_saying_no_build() {
     let s = llama("ac922-rhel8-ppc64le.json");
     assert_eq!(s.state, State::Unsupported);
-    assert!(
-        s.detail.contains("llama.cpp publishes no Linux build for ppc64le"),
-        "{}",
-        s.detail
-    );
+    assert!(s.detail.contains("llama.cpp publishes no Linux build for ppc64le"), "{}", s.detail);
 }
 
 #[test]
@@ -126,11 +101,7 @@ fn a_container_without_the_vulkan_icd_fails_listing_no_vulkan_device() {
 fn an_air_gapped_node_fails_naming_the_package() {
     let s = llama("v100-airgapped-driver535.json");
     assert_eq!(s.state, State::Failed);
-    assert!(
-        s.detail.contains("could not install the OS package libvulkan1"),
-        "{}",
-        s.detail
-    );
+    assert!(s.detail.contains("could not install the OS package libvulkan1"), "{}", s.detail);
 }
 
 #[rstest]

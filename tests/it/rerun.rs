@@ -16,11 +16,7 @@ fn a_second_convergence_downloads_nothing() {
 
     let second = sim.converge(&default_wants());
     assert_eq!(sim.server().downloads(), downloads, "nothing downloaded again");
-    assert_eq!(
-        sim.server().requests().len(),
-        requests,
-        "not even release metadata is asked for"
-    );
+    assert_eq!(sim.server().requests().len(), requests, "not even release metadata is asked for");
     for s in &second.engines {
         assert_eq!(s.state, State::Ready);
         assert_eq!(s.attempts[0].outcome, Outcome::Verified, "{:?}", s.attempts);
@@ -33,19 +29,13 @@ fn a_library_removed_after_install_is_found_and_the_build_reinstalled() {
     let mut sim = Simulation::start(super::host("v100.json")).unwrap();
     let want = [Want::parse("llama.cpp@b10850").unwrap()];
     sim.converge(&want);
-    let lib = sim
-        .engines_dir()
-        .join("llama.cpp/b10850-vulkan/llama-b10850/libggml-vulkan.so");
+    let lib = sim.engines_dir().join("llama.cpp/b10850-vulkan/llama-b10850/libggml-vulkan.so");
     std::fs::remove_file(&lib).unwrap();
 
     let again = sim.converge(&want).engines.remove(0);
     assert_eq!(again.state, State::Ready);
     assert_eq!(again.attempts[0].outcome, Outcome::Stale);
-    assert!(
-        again.attempts[0].reason.contains("libggml-vulkan.so is missing"),
-        "{}",
-        again.attempts[0].reason
-    );
+    assert!(again.attempts[0].reason.contains("libggml-vulkan.so is missing"), "{}", again.attempts[0].reason);
     assert!(lib.exists(), "reinstalled");
     assert_eq!(sim.server().downloads(), 2);
 }
@@ -53,15 +43,10 @@ fn a_library_removed_after_install_is_found_and_the_build_reinstalled() {
 #[test]
 fn a_failed_build_leaves_no_staging_and_no_install() {
     let mut sim = Simulation::start(super::host("nogpu-ubuntu20.04.json")).unwrap();
-    let s = sim
-        .converge(&[Want::parse("llama.cpp@b10850").unwrap()])
-        .engines
-        .remove(0);
+    let s = sim.converge(&[Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
     assert_eq!(s.state, State::Failed);
     let staging = sim.engines_dir().join(".staging");
-    let left: Vec<_> = std::fs::read_dir(&staging)
-        .map(|d| d.flatten().collect())
-        .unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(&staging).map(|d| d.flatten().collect()).unwrap_or_default();
     assert!(left.is_empty(), "staging left behind: {left:?}");
     assert!(!sim.engines_dir().join("llama.cpp/b10850-cpu").exists());
 }

@@ -52,22 +52,17 @@ impl Resolution {
                 program.display()
             ));
         }
-        self.missing_versions.iter().next().map(|(v, lib, by)| {
-            format!(
-                "{}: {lib}: version `{v}' not found (required by {by})",
-                program.display()
-            )
-        })
+        self.missing_versions
+            .iter()
+            .next()
+            .map(|(v, lib, by)| format!("{}: {lib}: version `{v}' not found (required by {by})", program.display()))
     }
 
     /// `ldd`'s output for the file at `path`: version errors, then one line per library.
     pub fn ldd_text(&self, path: &Path, host: &Host) -> String {
         let mut out = String::new();
         for (v, lib, by) in &self.missing_versions {
-            out.push_str(&format!(
-                "{}: {lib}: version `{v}' not found (required by {by})\n",
-                path.display()
-            ));
+            out.push_str(&format!("{}: {lib}: version `{v}' not found (required by {by})\n", path.display()));
         }
         if host.os.libc == Libc::Musl {
             out.push_str(&format!("\t/lib/ld-musl-{}.so.1 (0x7f0000000000)\n", host.arch.gnu()));
@@ -113,16 +108,9 @@ pub(crate) fn resolve(
             if !seen.insert(lib.clone()) {
                 continue;
             }
-            let in_tree = stub
-                .runpath
-                .as_deref()
-                .is_some_and(|r| r.split(':').any(|d| d == "$ORIGIN"));
+            let in_tree = stub.runpath.as_deref().is_some_and(|r| r.split(':').any(|d| d == "$ORIGIN"));
             let candidate = origin.join(lib);
-            let tree_stub = if in_tree {
-                read(&candidate).and_then(|b| ElfStub::from_bytes(&b))
-            } else {
-                None
-            };
+            let tree_stub = if in_tree { read(&candidate).and_then(|b| ElfStub::from_bytes(&b)) } else { None };
             let found = match tree_stub {
                 Some(s) => {
                     queue.push_back((candidate.clone(), s));
@@ -180,8 +168,7 @@ fn check_versions(host: &Host, file: &Path, stub: &ElfStub, res: &mut Resolution
             _ => false,
         };
         if !met {
-            res.missing_versions
-                .insert((v.clone(), lib_path, file.display().to_string()));
+            res.missing_versions.insert((v.clone(), lib_path, file.display().to_string()));
         }
     }
 }

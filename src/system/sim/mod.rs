@@ -10,7 +10,10 @@
 pub(crate) mod ldd;
 mod packages;
 mod programs;
+mod python;
 pub mod stub;
+mod tags;
+mod uv;
 
 use std::path::Path;
 use std::time::Duration;
@@ -36,12 +39,7 @@ pub struct SimSystem {
 impl SimSystem {
     /// The machine `host`, reaching the network and files through `local`.
     pub fn new(host: Host, local: Local) -> SimSystem {
-        SimSystem {
-            host,
-            local,
-            clock: SIM_EPOCH,
-            commands: Vec::new(),
-        }
+        SimSystem { host, local, clock: SIM_EPOCH, commands: Vec::new() }
     }
 
     /// The host as it is now (packages installed by a convergence included).
@@ -94,22 +92,15 @@ impl System for SimSystem {
         }
         if cmd.program.is_absolute() {
             let host = self.host.clone();
-            return programs::run(
-                &host,
-                &cmd.program,
-                &cmd.args,
-                |p| self.read_file(p),
-                |d| self.local.list_dir(d).ok().flatten(),
-            );
+            return programs::run(&host, &self.local, &cmd.program, &cmd.args);
         }
-        Err(SysError::Spawn {
-            program: name,
-            message: "No such file or directory".into(),
-        })
+        Err(SysError::Spawn { program: name, message: "No such file or directory".into() })
     }
 
-    fn disk_free(&mut self, _path: &Path) -> Result<u64, SysError> {
-        Ok(self.host.disk_free_bytes())
+    /// The host's free disk less what has been written under `path` (the
+    /// engines directory) since the simulation began.
+    fn disk_free(&mut self, path: &Path) -> Result<u64, SysError> {
+        Ok(self.host.disk_free_bytes().saturating_sub(self.local.bytes_under(path)))
     }
 
     fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError> {

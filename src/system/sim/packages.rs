@@ -20,10 +20,8 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String]) -> Option<Res
             message: "No such file or directory".into(),
         }));
     }
-    let names: Vec<&String> = args
-        .iter()
-        .filter(|a| !a.starts_with('-') && !a.contains('$') && !a.contains('%'))
-        .collect();
+    let names: Vec<&String> =
+        args.iter().filter(|a| !a.starts_with('-') && !a.contains('$') && !a.contains('%')).collect();
     Some(Ok(match (program, args.first().map(String::as_str)) {
         ("dpkg-query", _) => query(host, &names, |n, yes| {
             if yes {
@@ -33,43 +31,26 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String]) -> Option<Res
             }
         }),
         ("rpm", _) => query(host, &names, |n, yes| {
-            (
-                if yes {
-                    format!("{n}\n")
-                } else {
-                    format!("package {n} is not installed\n")
-                },
-                String::new(),
-            )
+            (if yes { format!("{n}\n") } else { format!("package {n} is not installed\n") }, String::new())
         }),
         ("apk", Some("info")) => query(host, names.get(1..).unwrap_or(&[]), |n, yes| {
             (if yes { format!("{n}\n") } else { String::new() }, String::new())
         }),
-        ("apt-get", _) => install(host, names.get(1..).unwrap_or(&[]), |n| {
-            (100, format!("E: Unable to locate package {n}\n"))
-        }),
-        ("dnf", _) => install(host, names.get(1..).unwrap_or(&[]), |n| {
-            (1, format!("Error: Unable to find a match: {n}\n"))
-        }),
+        ("apt-get", _) => {
+            install(host, names.get(1..).unwrap_or(&[]), |n| (100, format!("E: Unable to locate package {n}\n")))
+        }
+        ("dnf", _) => {
+            install(host, names.get(1..).unwrap_or(&[]), |n| (1, format!("Error: Unable to find a match: {n}\n")))
+        }
         ("apk", Some("add")) => install(host, names.get(1..).unwrap_or(&[]), |n| {
-            (
-                1,
-                format!("ERROR: unable to select packages:\n  {n} (no such package):\n    required by: world[{n}]\n"),
-            )
+            (1, format!("ERROR: unable to select packages:\n  {n} (no such package):\n    required by: world[{n}]\n"))
         }),
-        _ => Output {
-            code: Some(1),
-            stderr: format!("{program}: unsupported arguments\n"),
-            ..Output::default()
-        },
+        _ => Output { code: Some(1), stderr: format!("{program}: unsupported arguments\n"), ..Output::default() },
     }))
 }
 
 fn query(host: &Host, names: &[&String], line: impl Fn(&str, bool) -> (String, String)) -> Output {
-    let mut out = Output {
-        code: Some(0),
-        ..Output::default()
-    };
+    let mut out = Output { code: Some(0), ..Output::default() };
     for n in names {
         let yes = host.packages.installed.contains(n.as_str());
         let (o, e) = line(n, yes);
@@ -86,11 +67,7 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
     if !host.packages.installable {
         // An air-gapped node: no repository answers, so no name is found.
         let (code, stderr) = refusal(names.first().map_or("", |n| n.as_str()));
-        return Output {
-            code: Some(code),
-            stderr,
-            ..Output::default()
-        };
+        return Output { code: Some(code), stderr, ..Output::default() };
     }
     let mut stdout = String::new();
     for n in names {
@@ -98,9 +75,5 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
             stdout.push_str(&format!("Setting up {n} ...\n"));
         }
     }
-    Output {
-        code: Some(0),
-        stdout,
-        stderr: String::new(),
-    }
+    Output { code: Some(0), stdout, stderr: String::new() }
 }

@@ -35,6 +35,20 @@ pub struct ElfStub {
     /// The ggml backend this library is, when it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<Backend>,
+    /// The program the simulated machine runs this file as, beyond its
+    /// version command: `uv` (venv, pip install) or `python` (`-c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulates: Option<Emulated>,
+}
+
+/// Programs the simulated machine emulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Emulated {
+    /// uv: `uv venv`, `uv pip install`.
+    Uv,
+    /// A Python interpreter of a uv environment: `python -c CODE`.
+    Python,
 }
 
 /// A program's version output.

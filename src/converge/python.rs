@@ -1,0 +1,175 @@
+//! A build that is a Python environment: uv (installed first, through its
+//! own recipe) creates a relocatable environment in staging and installs
+//! the engine into it from PyPI — or, for a wheel published as a GitHub
+//! release asset, from that wheel checked against GitHub's digest, with the
+//! named packages from one extra index.
+//!
+//! What uv is told is a `pyproject.toml` in staging: the requirements as
+//! `[project].dependencies`, the extra index as an explicit
+//! `[[tool.uv.index]]` and each of its packages pinned to it in
+//! `[tool.uv.sources]`, so every other package comes from PyPI. `uv pip
+//! install -r pyproject.toml` honours `tool.uv.sources` (its `--no-sources`
+//! flag turns them off). Source: docs.astral.sh/uv/concepts/indexes
+//! ("Pinning a package to an index").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{Built, Config, Paths, Releases, State, checks, converge_one, download_verified, release_of};
+use crate::host::Host;
+use crate::recipe::{Build, Engine, PythonEnv, UV_VERSION, Want};
+use crate::system::{Cmd, System};
+
+/// How long `uv pip install` of a Python engine may take, in seconds: a few
+/// gigabytes of wheels on a slow link.
+const UV_INSTALL_TIMEOUT_SECS: u64 = 3600;
+
+/// Creates the environment of `build` in the staging tree of `paths`.
+///
+/// # Errors
+/// The sentence of the first failure: uv not installable, the wheel
+/// missing or not matching its digest, `uv venv` or `uv pip install`
+/// failing (in uv's words).
+pub(super) fn create_env(
+    sys: &mut dyn System,
+    host: &Host,
+    cfg: &Config,
+    releases: &mut Releases,
+    build: &Build,
+    env: &PythonEnv,
+    paths: &Paths,
+) -> Result<Built, String> {
+    // uv first, through its own recipe, recorded as a dependency.
+    let uv_want = Want { engine: Engine::Uv, version: UV_VERSION.to_string(), variant: None };
+    let uv = converge_one(sys, host, cfg, &uv_want, releases);
+    let uv_binary = match (&uv.state, &uv.binary) {
+        (State::Ready, Some(b)) => PathBuf::from(b),
+        _ => {
+            return Err(format!(
+                "needs uv {UV_VERSION} to create its environment, and uv is {}: {}",
+                uv.state.as_str(),
+                uv.detail
+            ));
+        }
+    };
+    let depends_on = vec![format!("uv {} {}", uv.version, uv.variant.as_deref().unwrap_or(""))];
+
+    let mut dependencies = env.requirements.clone();
+    let mut assets = Vec::new();
+    if let Some(w) = &env.wheel {
+        let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
+        let asset = release
+            .assets
+            .iter()
+            .find(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix))
+            .ok_or_else(|| format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix))?;
+        let dest = paths.downloads().join(&asset.name);
+        assets.push(download_verified(sys, asset, &dest)?);
+        let project = asset.name.split('-').next().unwrap_or_default();
+        dependencies.insert(0, format!("{project} @ file://{}", dest.display()));
+    }
+
+    let pyproject = paths.staging.join("pyproject.toml");
+    let text = pyproject_toml(&build.binary, &env.python, dependencies, env, cfg);
+    sys.write_atomic(&pyproject, text.as_bytes()).map_err(|e| e.to_string())?;
+
+    let tree = paths.tree();
+    let venv = Cmd::new(&uv_binary, ["venv", "--relocatable", "--python", &env.python])
+        .arg_path(&tree)
+        .env("NO_COLOR", "1")
+        .timeout(600);
+    uv_step(sys, &venv, "uv venv")?;
+    let install = Cmd::new(&uv_binary, ["pip", "install", "--python"])
+        .arg_path(&tree.join("bin/python"))
+        .args(["--default-index", &cfg.pypi_simple, "-r"])
+        .arg_path(&pyproject)
+        .env("NO_COLOR", "1")
+        .timeout(UV_INSTALL_TIMEOUT_SECS);
+    uv_step(sys, &install, "uv pip install")?;
+
+    let files = checks::tree_files(sys, &tree)?;
+    Ok(Built { files, assets, depends_on })
+}
+
+/// Runs a uv step; its failure in uv's own words.
+fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &str) -> Result<(), String> {
+    let out = sys.run(cmd).map_err(|e| format!("{what}: {e}"))?;
+    if out.success() {
+        return Ok(());
+    }
+    let said: Vec<&str> = out.stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    Err(format!("{what} exited {}: {}", out.code.map_or("by a signal".into(), |c| c.to_string()), said.join(" ")))
+}
+
+#[derive(Serialize)]
+struct Pyproject {
+    project: Project,
+    tool: Tool,
+}
+
+#[derive(Serialize)]
+struct Project {
+    name: String,
+    version: String,
+    #[serde(rename = "requires-python")]
+    requires_python: String,
+    dependencies: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    uv: UvSettings,
+}
+
+#[derive(Serialize)]
+struct UvSettings {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    index: Vec<UvIndex>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    sources: BTreeMap<String, UvSource>,
+}
+
+#[derive(Serialize)]
+struct UvIndex {
+    name: String,
+    url: String,
+    explicit: bool,
+}
+
+#[derive(Serialize)]
+struct UvSource {
+    index: String,
+}
+
+/// The `pyproject.toml` uv installs from.
+fn pyproject_toml(binary: &str, python: &str, dependencies: Vec<String>, env: &PythonEnv, cfg: &Config) -> String {
+    let mut index = Vec::new();
+    let mut sources = BTreeMap::new();
+    if let Some(x) = &env.extra_index {
+        index.push(UvIndex {
+            name: x.name.clone(),
+            url: format!("{}/{}", cfg.pytorch_whl.trim_end_matches('/'), x.pytorch_path),
+            explicit: true,
+        });
+        for p in &x.packages {
+            sources.insert(p.clone(), UvSource { index: x.name.clone() });
+        }
+    }
+    let doc = Pyproject {
+        project: Project {
+            name: format!("llmgw-{binary}-environment"),
+            version: "0".into(),
+            requires_python: format!("=={python}.*"),
+            dependencies,
+        },
+        tool: Tool { uv: UvSettings { index, sources } },
+    };
+    toml::to_string(&doc).expect("a pyproject always serializes")
+}
+
+/// The environment's interpreter, beside a Python build's binary.
+pub(super) fn interpreter(binary: &Path) -> PathBuf {
+    binary.with_file_name("python")
+}

@@ -1,0 +1,76 @@
+//! What the Python engines (vLLM, SGLang) share: a uv-made Python 3.12
+//! environment, a C compiler, 25 GB, a GPU check, and NVIDIA-only builds.
+
+use std::collections::BTreeMap;
+
+use super::{Build, GpuCheck, PythonEnv, Refusal, Source};
+use crate::host::{Arch, Host, PackageFamily};
+
+/// The uv that creates the Python engines' environments. Source: the seed's
+/// `UVVersion`; uv itself is installed through its own recipe first.
+pub const UV_VERSION: &str = "0.12.20";
+
+/// The interpreter the Python engines run on; uv fetches it, so the node's
+/// own Python (or its absence) does not matter. vLLM 0.20 ships a
+/// `cpython-312` DeepGEMM extension (vllm#41487), so 3.12 it is.
+pub const PYTHON: &str = "3.12";
+
+/// Free disk a Python engine needs before it starts, in GB: torch and its
+/// CUDA libraries are several gigabytes, and an environment that fills the
+/// disk halfway leaves the node worse off than one never begun. Source: the seed.
+pub const FREE_GB: u64 = 25;
+
+/// A Python engine needs a C compiler at run time: Triton builds a small
+/// launcher for its kernels the first time a model loads, and without gcc
+/// that load fails long after the installation looked finished. Source: the seed.
+fn compiler_packages() -> BTreeMap<PackageFamily, Vec<String>> {
+    [PackageFamily::Deb, PackageFamily::Rpm, PackageFamily::Apk]
+        .into_iter()
+        .map(|f| (f, vec!["gcc".to_string()]))
+        .collect()
+}
+
+/// Whether a Python GPU engine is published for this machine at all: x86-64
+/// and aarch64 only, and an NVIDIA GPU (without one it is `not_here`).
+pub(super) fn gpu_engine_here(engine: &str, host: &Host) -> Result<(), Refusal> {
+    if !matches!(host.arch, Arch::Amd64 | Arch::Arm64) {
+        return Err(super::unsupported(format!("{engine} publishes no Linux build for {}", host.arch)));
+    }
+    if host.nvidia.is_none() {
+        return Err(Refusal::NotHere {
+            reason: format!("{engine} runs on NVIDIA GPUs and this node has none; it serves llama.cpp models"),
+        });
+    }
+    Ok(())
+}
+
+/// A Python-environment build of `variant`, version `version`.
+pub(super) fn env_build(
+    variant: &str,
+    version: &str,
+    env: PythonEnv,
+    binary: &str,
+    version_args: Vec<String>,
+    says: String,
+) -> Build {
+    Build {
+        variant: variant.to_string(),
+        version: version.to_string(),
+        source: Source::Python(env),
+        packages: compiler_packages(),
+        binary: binary.to_string(),
+        version_args,
+        version_says: says,
+        runtime_libraries: vec![],
+        gpu: None,
+        cpu_flags: vec![],
+        free_gb: FREE_GB,
+        note: None,
+    }
+}
+
+/// The GPU check of a Python engine: torch computes on every GPU, and
+/// each of `modules` imports there.
+pub(super) fn torch_check(modules: &[&str]) -> Option<GpuCheck> {
+    Some(GpuCheck::Torch { modules: modules.iter().map(|m| m.to_string()).collect() })
+}

@@ -1,0 +1,131 @@
+//! vLLM: a Python environment with `vllm` from PyPI (CUDA 13 since 0.20,
+//! CUDA 12 before), or the same version's CUDA 12.9 wheel from the GitHub
+//! release with torch from PyTorch's cu129 index.
+
+use super::python::{PYTHON, env_build, gpu_engine_here, torch_check};
+use super::{
+    ExtraIndex, GpuNeeds, Offer, Plan, PythonEnv, Refusal, ReleaseWheel, Want, compare_versions, pick, unsupported,
+};
+use crate::host::{Arch, ComputeCapability, Host};
+use crate::nvidia;
+
+/// The variants of vLLM this recipe installs.
+pub(super) const VARIANTS: &[&str] = &["cu13", "cu129", "cu12"];
+
+/// The first vLLM whose PyPI build is CUDA 13; 0.19.1 publishes `+cu130`
+/// beside a CUDA 12 default, 0.20.0 `+cu129` beside a CUDA 13 one. Source:
+/// vllm#39878 (merged 2026-04-15, "aligns with torch 2.11"); the seed.
+const CUDA13_SINCE: &str = "0.20";
+
+/// The oldest GPU a vLLM version's builds have kernels for. x86: 7.0
+/// (Volta) up to 0.19.1 — the Dockerfile's default `7.0 7.5 8.0 8.9 9.0
+/// 10.0 12.0` — and 7.5 from 0.20 (PyTorch 2.11 dropped sm_70, pytorch#172352),
+/// the CUDA 12.9 build included; arm64, built for Grace machines: 8.7
+/// before 0.20, 8.0 since. Source: the seed; `../shared/facts.md` section 3.
+fn min_compute(version: &str, arch: Arch) -> ComputeCapability {
+    let old = compare_versions(version, CUDA13_SINCE).is_lt();
+    match (arch, old) {
+        (Arch::Arm64, true) => ComputeCapability::new(8, 7),
+        (Arch::Arm64, false) => ComputeCapability::new(8, 0),
+        (_, true) => ComputeCapability::new(7, 0),
+        (_, false) => ComputeCapability::new(7, 5),
+    }
+}
+
+/// The newest vLLM built for GPUs older than every build of the version
+/// asked for, by architecture and the oldest GPU it covers: a V100 gets
+/// 0.19.1, where 0.20 and later have nothing for it. Source: the seed.
+const NEWEST_FOR_OLD_GPUS: &[(Arch, ComputeCapability, &str)] =
+    &[(Arch::Amd64, ComputeCapability::new(7, 0), "0.19.1")];
+
+/// PyTorch's index of CUDA 12.9 builds; PyPI's torch is built for CUDA 13.
+/// Only torch, torchvision and torchaudio are taken from it.
+fn pytorch_cu129() -> ExtraIndex {
+    ExtraIndex {
+        name: "pytorch-cu129".into(),
+        pytorch_path: "cu129".into(),
+        packages: vec!["torch".into(), "torchvision".into(), "torchaudio".into()],
+    }
+}
+
+/// Plans vLLM on a host.
+///
+/// The version asked for, in the build the machine runs: CUDA 13 where the
+/// driver allows, the same version's CUDA 12.9 build where it does not. One
+/// version across the cluster wherever the GPUs allow it. Where they do not
+/// (GPUs older than every build of that version), the newest version built
+/// for them, said so in a note.
+pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
+    gpu_engine_here("vLLM", host)?;
+    let lowest = host.min_compute_capability().expect("a GPU engine's host has a GPU");
+    let (mut v, mut note) = (want.version.clone(), None);
+    if lowest < min_compute(&v, host.arch) {
+        let older = NEWEST_FOR_OLD_GPUS.iter().rev().find(|(a, from, _)| *a == host.arch && lowest >= *from);
+        let Some((_, _, older)) = older else {
+            return Err(unsupported(format!(
+                "no vLLM is built for GPUs of compute capability {lowest} on {}: vLLM {} needs {} or newer",
+                host.arch,
+                want.version,
+                min_compute(&want.version, host.arch)
+            )));
+        };
+        note = Some(format!(
+            "vLLM {older}, the newest built for compute capability {lowest}, instead of {}",
+            want.version
+        ));
+        v = older.to_string();
+    }
+    let min_cc = Some(min_compute(&v, host.arch));
+    let pypi = |variant: &str| {
+        let env = PythonEnv {
+            python: PYTHON.into(),
+            requirements: vec![format!("vllm=={v}")],
+            wheel: None,
+            extra_index: None,
+        };
+        let mut b = env_build(variant, &v, env, "vllm", vec!["--version".into()], v.clone());
+        b.gpu = torch_check(&[]);
+        b.note = note.clone();
+        b
+    };
+    let mut w = want.clone();
+    if compare_versions(&v, CUDA13_SINCE).is_lt() {
+        // PyPI's own build is CUDA 12 and is the only one; asked for cu129, this is it.
+        if w.variant.as_deref() == Some("cu129") {
+            w.variant = Some("cu12".into());
+        }
+        let needs = GpuNeeds { driver: Some(nvidia::CUDA12_MIN_DRIVER), min_cc, jit: None };
+        return pick(&w, vec![Offer { build: pypi("cu12"), needs, what: format!("vLLM {v}") }], host, vec![]);
+    }
+    let arch = if host.arch == Arch::Arm64 { "aarch64" } else { "x86_64" };
+    let mut cu129 = pypi("cu129");
+    if let super::Source::Python(env) = &mut cu129.source {
+        env.requirements.clear();
+        // Found in the release's assets rather than named: the manylinux tag
+        // in the file's name changes between versions (2_28, 2_31, 2_35).
+        env.wheel = Some(ReleaseWheel {
+            repo: "vllm-project/vllm".into(),
+            tag: format!("v{v}"),
+            prefix: format!("vllm-{v}+cu129-"),
+            suffix: format!("_{arch}.whl"),
+        });
+        env.extra_index = Some(pytorch_cu129());
+    }
+    pick(
+        &w,
+        vec![
+            Offer {
+                build: pypi("cu13"),
+                needs: GpuNeeds { driver: Some(nvidia::CUDA13_MIN_DRIVER), min_cc, jit: None },
+                what: format!("vLLM {v} built for CUDA 13"),
+            },
+            Offer {
+                build: cu129,
+                needs: GpuNeeds { driver: Some(nvidia::CUDA12_MIN_DRIVER), min_cc, jit: None },
+                what: format!("vLLM {v} built for CUDA 12.9"),
+            },
+        ],
+        host,
+        vec![],
+    )
+}

@@ -1,0 +1,198 @@
+//! The simulated CPython of a uv environment, as far as llmgw runs it:
+//! `python -c "import M; print('L', M.__version__)"`, llmgw's GPU check
+//! ([`TORCH_CHECK_MARKER`]), and console scripts' `--version`.
+//!
+//! What is installed is read from the environment itself: each wheel's
+//! `.dist-info/llmgw-sim.json` says what the package really is (its
+//! requirements, its CUDA kernels). An import fails as Python's does when
+//! the module or a requirement is missing, and, for a kernel package that
+//! loads its ops at import (sgl-kernel), when it has no kernel for a GPU.
+//! torch computes on a GPU when the driver runs its CUDA and it has a
+//! kernel for the GPU ([`CudaKernels::refusal`]), else fails in CUDA's words.
+
+use std::path::{Path, PathBuf};
+
+use super::uv::{SITE_PACKAGES, normalize};
+use crate::converge::checks::TORCH_CHECK_MARKER;
+use crate::host::{ComputeCapability, Host};
+use crate::mock_server::truth::{CudaTruth, Dist};
+use crate::nvidia::{CudaKernels, runtime_min_driver};
+use crate::system::Output;
+use crate::system::local::Local;
+
+/// Runs `python ARGS`, the interpreter at `python`.
+pub(super) fn run(host: &Host, local: &Local, python: &Path, args: &[String]) -> Output {
+    let dists = installed(local, &env_root(python));
+    match args {
+        [c, code] if c == "-c" => {
+            if code.starts_with(TORCH_CHECK_MARKER) {
+                return gpu_check(host, &dists, code);
+            }
+            match version_print(code) {
+                Some((module, label)) => match import(host, &dists, &module) {
+                    Ok(d) => ok(format!("{label} {}\n", d.version)),
+                    Err(e) => traceback(1, &e),
+                },
+                None => failed(1, "SyntaxError: the simulated Python runs only llmgw's checks\n"),
+            }
+        }
+        _ => failed(2, &format!("unknown option: {}\n", args.join(" "))),
+    }
+}
+
+/// Runs a console script of an environment (`bin/vllm`): it imports its
+/// module with the environment's Python; `--version` prints the version.
+pub(super) fn run_script(host: &Host, local: &Local, script: &Path, text: &str, args: &[String]) -> Output {
+    let dists = installed(local, &env_root(&script.with_file_name("python")));
+    let Some(module) =
+        text.lines().find_map(|l| l.strip_prefix("from ")?.split_whitespace().next().map(str::to_string))
+    else {
+        return failed(1, "/bin/sh: not a console script of this environment\n");
+    };
+    let top = module.split('.').next().unwrap_or_default();
+    match import(host, &dists, top) {
+        Err(e) => traceback(6, &e),
+        Ok(d) if args == ["--version"] => ok(format!("{}\n", d.version)),
+        Ok(_) => failed(
+            2,
+            &format!("usage: {top} [-h] [-v] {{serve,...}}\nerror: unrecognized arguments: {}\n", args.join(" ")),
+        ),
+    }
+}
+
+fn ok(stdout: String) -> Output {
+    Output { code: Some(0), stdout, stderr: String::new() }
+}
+
+fn failed(code: i32, stderr: &str) -> Output {
+    Output { code: Some(code), stdout: String::new(), stderr: stderr.to_string() }
+}
+
+fn traceback(line: usize, exception: &str) -> Output {
+    failed(
+        1,
+        &format!("Traceback (most recent call last):\n  File \"<string>\", line {line}, in <module>\n{exception}\n"),
+    )
+}
+
+/// The environment of an interpreter at `<env>/bin/python`.
+fn env_root(python: &Path) -> PathBuf {
+    python.parent().and_then(Path::parent).unwrap_or(Path::new("/")).to_path_buf()
+}
+
+/// Every package installed in the environment, from its dist-info.
+fn installed(local: &Local, env: &Path) -> Vec<Dist> {
+    let site = env.join(SITE_PACKAGES);
+    let entries = local.list_dir(&site).ok().flatten().unwrap_or_default();
+    entries
+        .iter()
+        .filter(|e| e.is_dir && e.name.ends_with(".dist-info"))
+        .filter_map(|e| local.read(&site.join(&e.name).join("llmgw-sim.json")).ok().flatten())
+        .filter_map(|b| serde_json::from_slice(&b).ok())
+        .collect()
+}
+
+/// `import M; print('L', M.__version__)` → (M, L).
+fn version_print(code: &str) -> Option<(String, String)> {
+    let (imp, print) = code.split_once(';')?;
+    let module = imp.trim().strip_prefix("import ")?.trim().to_string();
+    let inner = print.trim().strip_prefix("print(")?.strip_suffix(')')?;
+    let (label, attr) = inner.split_once(',')?;
+    (attr.trim() == format!("{module}.__version__"))
+        .then(|| (module, label.trim().trim_matches(|c| c == '\'' || c == '"').to_string()))
+}
+
+/// Imports a top-level module: its package and every package it requires
+/// must be installed; a kernel package that loads its ops at import needs a
+/// kernel for every GPU. The exception line when not.
+fn import<'a>(host: &Host, dists: &'a [Dist], module: &str) -> Result<&'a Dist, String> {
+    let dist = dists
+        .iter()
+        .find(|d| d.modules.iter().any(|m| m == module))
+        .ok_or_else(|| format!("ModuleNotFoundError: No module named '{module}'"))?;
+    for req in &dist.requires {
+        let name = normalize(req.split(['=', '<', '>', ';', '[', ' ']).next().unwrap_or_default());
+        if !dists.iter().any(|d| normalize(&d.name) == name) {
+            return Err(format!("ModuleNotFoundError: No module named '{}'", name.replace('-', "_")));
+        }
+    }
+    if let Some(cuda) = dist.cuda.as_ref().filter(|c| c.fails_at_import)
+        && let Some(why) = first_refusal(host, cuda)
+    {
+        return Err(format!("ImportError: {module} cannot load its kernels: {why}"));
+    }
+    Ok(dist)
+}
+
+/// Why a CUDA package cannot compute on one of the host's GPUs, or `None`.
+fn first_refusal(host: &Host, cuda: &CudaTruth) -> Option<String> {
+    let Some(nv) = &host.nvidia else {
+        return Some("no CUDA-capable device is detected".into());
+    };
+    let (sass, exact) = split_sass(&cuda.sass);
+    let ptx: Vec<ComputeCapability> = cuda.ptx.iter().filter_map(|s| ComputeCapability::parse(s).ok()).collect();
+    let kernels = CudaKernels { toolkit: &cuda.toolkit, sass: &sass, sass_exact: &exact, ptx: &ptx, compressed: false };
+    nv.gpus.iter().find_map(|g| kernels.refusal(g.compute_capability, &nv.driver))
+}
+
+/// SASS compute capabilities, the arch-specific ones (`12.0a`) apart.
+pub(super) fn split_sass(list: &[String]) -> (Vec<ComputeCapability>, Vec<ComputeCapability>) {
+    let mut family = Vec::new();
+    let mut exact = Vec::new();
+    for s in list {
+        match s.strip_suffix('a') {
+            Some(cc) => exact.extend(ComputeCapability::parse(cc).ok()),
+            None => family.extend(ComputeCapability::parse(s).ok()),
+        }
+    }
+    (family, exact)
+}
+
+/// llmgw's GPU check: import torch and each kernel module, then compute
+/// on every GPU.
+fn gpu_check(host: &Host, dists: &[Dist], code: &str) -> Output {
+    for (n, line) in code.lines().enumerate() {
+        if let Some(m) = line.strip_prefix("import ")
+            && let Err(e) = import(host, dists, m.trim())
+        {
+            return traceback(n + 1, &e);
+        }
+    }
+    let Some(torch) = dists.iter().find(|d| d.modules.iter().any(|m| m == "torch")) else {
+        return traceback(2, "ModuleNotFoundError: No module named 'torch'");
+    };
+    let Some(cuda) = &torch.cuda else {
+        return traceback(4, "AssertionError: torch.cuda.is_available() is False (torch was built without CUDA)");
+    };
+    let Some(nv) = &host.nvidia else {
+        return traceback(4, "AssertionError: torch.cuda.is_available() is False");
+    };
+    if runtime_min_driver(&cuda.toolkit).is_none_or(|need| nv.driver.major() < need) {
+        return failed(
+            1,
+            &format!(
+                "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version {}). \
+                 Please update your GPU driver.\nTraceback (most recent call last):\n  File \"<string>\", line 4, in <module>\n\
+                 AssertionError: torch.cuda.is_available() is False\n",
+                nv.driver
+            ),
+        );
+    }
+    let (sass, exact) = split_sass(&cuda.sass);
+    let ptx: Vec<ComputeCapability> = cuda.ptx.iter().filter_map(|s| ComputeCapability::parse(s).ok()).collect();
+    let kernels = CudaKernels { toolkit: &cuda.toolkit, sass: &sass, sass_exact: &exact, ptx: &ptx, compressed: false };
+    let mut stdout = String::new();
+    for (i, g) in nv.gpus.iter().enumerate() {
+        if let Some(why) = kernels.refusal(g.compute_capability, &nv.driver) {
+            return Output {
+                code: Some(1),
+                stdout,
+                stderr: format!(
+                    "Traceback (most recent call last):\n  File \"<string>\", line 7, in <module>\nRuntimeError: CUDA error: {why}\n"
+                ),
+            };
+        }
+        stdout.push_str(&format!("cuda:{i} {}\n", g.name));
+    }
+    ok(stdout)
+}
