@@ -868,6 +868,14 @@ mod tests {
                 }
                 if let Some(c) = &d.cuda {
                     assert!(!c.sass.is_empty() && !c.toolkit.is_empty(), "{file} {}", d.filename);
+                    // `X.Y`, or `X.Ya` for an arch-specific cubin; PTX never arch-specific.
+                    let cc = |s: &str| {
+                        s.split_once('.').is_some_and(|(a, b)| [a, b].iter().all(|p| p.parse::<u8>().is_ok()))
+                    };
+                    for s in &c.sass {
+                        assert!(cc(s.strip_suffix('a').unwrap_or(s)), "{file} {}: sass `{s}`", d.filename);
+                    }
+                    assert!(c.ptx.iter().all(|s| cc(s)), "{file} {}: ptx {:?}", d.filename, c.ptx);
                 }
                 // Platform wheels come in pairs: x86_64 and aarch64.
                 let tags = wheel::tags(&d.filename);
@@ -1017,6 +1025,15 @@ mod tests {
         for (repo, tag, name) in &asked {
             assert!(published.contains(&(repo.as_str(), tag.as_str(), name.as_str())), "{repo}@{tag} has no {name}");
         }
+        // vLLM's CUDA 12.9 build, on each architecture.
+        assert_eq!(
+            wheels,
+            BTreeSet::from([
+                "vllm-0.20.1+cu129-cp38-abi3-manylinux_2_31_aarch64.whl".to_string(),
+                "vllm-0.20.1+cu129-cp38-abi3-manylinux_2_31_x86_64.whl".to_string(),
+            ])
+        );
+        assert!(requirements.len() >= 4, "{requirements:?}");
         for req in &requirements {
             assert!(served_by(req, index("pypi").dists.iter()), "PyPI has no {req}");
         }
@@ -1071,7 +1088,7 @@ mod tests {
             }
         }
         let Some(Backend::Cuda { sass, .. }) = cuda.and_then(|s| s.backend) else { panic!("no CUDA backend") };
-        assert_eq!(sass, ["8.6", "8.9", "12.0"]);
+        assert_eq!(sass, ["8.6", "8.9", "12.0a"]);
 
         // Every other asset, through the API's octet-stream route.
         for each in release["assets"].as_array().unwrap() {

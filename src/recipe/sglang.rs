@@ -13,37 +13,50 @@ pub(super) const VARIANTS: &[&str] = &["cu13", "cu12"];
 /// The first SGLang built for CUDA 13. Source: the seed (`sglangCUDA13Since`).
 const CUDA13_SINCE: &str = "0.5";
 
-/// The GPUs sgl-kernel carries machine code for, by architecture. It is
-/// SASS only (`code=sm_XX`, no PTX), so a GPU it does not list gets no
-/// kernels at all; on x86 it is built with `ENABLE_BELOW_SM90` (sm_80,
-/// sm_89), on aarch64 without. Source: `sgl-project/sglang@sgl-kernel/CMakeLists.txt`;
-/// sglang#17333 (T4 unsupported); `../shared/facts.md` section 4.
+/// The GPUs sgl-kernel carries machine code for, by architecture and
+/// CUDA major: `(family, arch-specific)`. It is SASS only (`code=sm_XX`,
+/// no PTX), so a GPU it does not list gets no kernels at all. Always
+/// sm_90; on x86 `ENABLE_BELOW_SM90` adds sm_80 and sm_89 (off on
+/// aarch64); CUDA >= 12.8 adds sm_100a and sm_120a (aarch64 12.8/12.9 also
+/// sm_101a); CUDA >= 13 adds sm_103a, and on aarch64 sm_110a and sm_121a.
+/// An `a` build runs on exactly its compute capability. Source:
+/// `sgl-project/sglang@sgl-kernel/CMakeLists.txt`; sglang#17333 (T4
+/// unsupported); `../shared/facts.md` section 4.
 ///
 /// The seed's recipe offered SGLang from 7.5 (CUDA 13) and 7.0 (CUDA 12):
 /// the simulation's GPU check showed a T4 and a V100 failing to import
 /// sgl_kernel, so these lists replace those thresholds.
-fn kernels(arch: Arch) -> &'static [ComputeCapability] {
-    const X86: &[ComputeCapability] = &[
-        ComputeCapability::new(8, 0),
-        ComputeCapability::new(8, 9),
-        ComputeCapability::new(9, 0),
-        ComputeCapability::new(10, 0),
-        ComputeCapability::new(12, 0),
-    ];
-    const ARM: &[ComputeCapability] =
-        &[ComputeCapability::new(9, 0), ComputeCapability::new(10, 0), ComputeCapability::new(12, 0)];
-    if arch == Arch::Arm64 { ARM } else { X86 }
+fn kernels(arch: Arch, cuda13: bool) -> (&'static [ComputeCapability], &'static [ComputeCapability]) {
+    const fn cc(major: u32, minor: u32) -> ComputeCapability {
+        ComputeCapability::new(major, minor)
+    }
+    const X86_FAMILY: &[ComputeCapability] = &[cc(8, 0), cc(8, 9), cc(9, 0)];
+    const ARM_FAMILY: &[ComputeCapability] = &[cc(9, 0)];
+    const ARM_CU13: &[ComputeCapability] = &[cc(10, 0), cc(10, 3), cc(11, 0), cc(12, 0), cc(12, 1)];
+    const ARM_CU12: &[ComputeCapability] = &[cc(10, 0), cc(10, 1), cc(12, 0)];
+    const X86_CU13: &[ComputeCapability] = &[cc(10, 0), cc(10, 3), cc(12, 0)];
+    const X86_CU12: &[ComputeCapability] = &[cc(10, 0), cc(12, 0)];
+    match (arch, cuda13) {
+        (Arch::Arm64, true) => (ARM_FAMILY, ARM_CU13),
+        (Arch::Arm64, false) => (ARM_FAMILY, ARM_CU12),
+        (_, true) => (X86_FAMILY, X86_CU13),
+        (_, false) => (X86_FAMILY, X86_CU12),
+    }
 }
 
 /// Plans SGLang on a host.
 pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     gpu_engine_here("SGLang", host)?;
     let v = &want.version;
-    // Every GPU needs a kernel of its own: SASS runs only within its major.
-    let sass = kernels(host.arch);
+    let cuda13 = !compare_versions(v, CUDA13_SINCE).is_lt();
+    // Every GPU needs a kernel of its own: SASS runs only within its major,
+    // and an arch-specific build on its one compute capability.
+    let (family, exact) = kernels(host.arch, cuda13);
     let nv = host.nvidia.as_ref().expect("a GPU engine's host has a GPU");
-    if let Some(g) = nv.gpus.iter().find(|g| !sass.iter().any(|&s| nvidia::sass_runs_on(s, g.compute_capability))) {
-        let list: Vec<String> = sass.iter().map(ToString::to_string).collect();
+    let runs = |cc| family.iter().any(|&s| nvidia::sass_runs_on(s, cc)) || exact.contains(&cc);
+    if let Some(g) = nv.gpus.iter().find(|g| !runs(g.compute_capability)) {
+        let list: Vec<String> =
+            family.iter().map(ToString::to_string).chain(exact.iter().map(|c| format!("{c} (exactly)"))).collect();
         return Err(unsupported(format!(
             "SGLang {v}'s kernels (sgl-kernel, machine code only) cover compute capability {} on {}; \
              this node's {} is {}",
@@ -55,11 +68,8 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     }
     let env =
         PythonEnv { python: PYTHON.into(), requirements: vec![format!("sglang=={v}")], wheel: None, extra_index: None };
-    let (variant, driver) = if compare_versions(v, CUDA13_SINCE).is_lt() {
-        ("cu12", nvidia::CUDA12_MIN_DRIVER)
-    } else {
-        ("cu13", nvidia::CUDA13_MIN_DRIVER)
-    };
+    let (variant, driver) =
+        if cuda13 { ("cu13", nvidia::CUDA13_MIN_DRIVER) } else { ("cu12", nvidia::CUDA12_MIN_DRIVER) };
     let mut b = env_build(
         variant,
         v,

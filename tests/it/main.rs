@@ -7,6 +7,7 @@ mod cli;
 mod edges;
 mod gpu_check;
 mod outcomes;
+mod python_engines;
 mod rerun;
 
 use std::path::PathBuf;
