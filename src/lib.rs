@@ -13,12 +13,14 @@
 pub mod archive;
 pub mod converge;
 pub mod host;
+pub mod matrix;
 pub mod mock_server;
 pub mod nvidia;
 pub mod parse;
 pub mod recipe;
 pub mod release;
 pub mod report;
+pub mod scenario;
 pub mod simulate;
 pub mod strict_json;
 pub mod system;

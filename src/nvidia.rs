@@ -34,17 +34,16 @@ pub const FATBIN_COMPRESSION_MIN_DRIVER: u32 = 550;
 /// Sources: CUDA 12.8 U1 ships with 570.124.06 (NVIDIA's toolkit release
 /// notes; `ollama/ollama@discover/cuda_compat.go`,
 /// `minLegacyComputeJITNVIDIADriverMajor = 570`); CUDA 13.0 GA with
-/// 580.65.06 (NVIDIA's toolkit release notes). 13.1 and later are held to
-/// 580 as well: their own drivers are of the 590 series (UNCONFIRMED), so
-/// this floor may be too low for them; the simulated GPU check, not this
-/// number, is what decides a build.
+/// 580.65.06 (NVIDIA's toolkit release notes); 13.1 and later ship with
+/// drivers of the 590 series (UNCONFIRMED), so their PTX needs 590.
 pub fn ptx_jit_min_driver(toolkit: &str) -> Option<u32> {
     let (major, minor) = toolkit.split_once('.')?;
     let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
     match (major, minor) {
         (12, 8) => Some(570),
         (12, 9) => Some(575),
-        (13, _) => Some(580),
+        (13, 0) => Some(580),
+        (13, _) => Some(590),
         _ => None,
     }
 }

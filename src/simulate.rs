@@ -8,6 +8,7 @@
 //! relative to it, so output is byte-identical from run to run.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::converge::{self, Config, Releases, Status};
 use crate::host::Host;
@@ -41,7 +42,7 @@ pub enum SimError {
 
 /// A simulated host with its fake release server and engines directory.
 pub struct Simulation {
-    server: FakeServer,
+    server: Arc<FakeServer>,
     dir: tempfile::TempDir,
     sys: SimSystem,
     cfg: Config,
@@ -62,6 +63,16 @@ impl Simulation {
     /// As [`Simulation::start`].
     pub fn with_catalog(host: Host, catalog: &Catalog) -> Result<Simulation, SimError> {
         let server = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
+        Simulation::on(host, Arc::new(server))
+    }
+
+    /// Starts a simulation of `host` against a server shared with other
+    /// simulations (a matrix): each has its own engines directory and
+    /// machine, and the server only serves.
+    ///
+    /// # Errors
+    /// As [`Simulation::start`], but for the server.
+    pub fn on(host: Host, server: Arc<FakeServer>) -> Result<Simulation, SimError> {
         let dir = tempfile::Builder::new().prefix("llmgw-sim-").tempdir().map_err(SimError::TempDir)?;
         let local = Local::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
         let cfg = Config {

@@ -5,7 +5,7 @@
 // The CLI reads the files the user names.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use llmgw::host::Host;
 use llmgw::recipe::{Want, WantsFile};
@@ -63,4 +63,53 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
         return Ok(default());
     }
     flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
+}
+
+/// The truth to simulate against: the embedded one, or a scenario's variant of it.
+pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::mock_server::truth::Catalog, Failure> {
+    let base = llmgw::mock_server::embedded_catalog();
+    let Some(path) = scenario else { return Ok(base.clone()) };
+    let text = read("scenario file", path)?;
+    let s = llmgw::scenario::Scenario::from_json(&text)
+        .map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))?;
+    s.apply(base).map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))
+}
+
+/// Writes a file the user named, atomically: a temporary beside it, renamed over it.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    let fail = |e: &dyn std::fmt::Display| Failure::Internal(format!("cannot write `{}`: {e}", path.display()));
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+    tmp.write_all(contents).and_then(|()| tmp.as_file().sync_all()).map_err(|e| fail(&e))?;
+    tmp.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
+
+/// Every `*.json` host description in `dir`, by file name without `.json`.
+pub fn hosts_dir(dir: &Path) -> Result<Vec<(String, Host)>, Failure> {
+    let listing = std::fs::read_dir(dir)
+        .map_err(|e| Failure::BadInput(format!("--hosts `{}`: cannot list it: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> =
+        listing.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Failure::BadInput(format!("--hosts `{}` holds no *.json host description", dir.display())));
+    }
+    files
+        .iter()
+        .map(|p| {
+            let id = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            host(p).map(|h| (id, h))
+        })
+        .collect()
+}
+
+/// Reads and validates the golden outcomes of the matrix.
+pub fn expected(path: &Path) -> Result<llmgw::matrix::ExpectedFile, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::BadInput(format!("cannot read the golden file `{}`: {e} (make it with --update)", path.display()))
+    })?;
+    llmgw::matrix::ExpectedFile::from_json(&text)
+        .map_err(|e| Failure::BadInput(format!("golden file `{}`: {e}", path.display())))
 }

@@ -3,6 +3,7 @@
 //! the library, renders, and returns the exit code.
 
 mod input;
+mod matrix;
 mod mock_server;
 mod output;
 mod plan;
@@ -49,6 +50,8 @@ pub enum Command {
     Simulate(simulate::Args),
     /// Show the builds a machine would try, best first, and why each other build is left out.
     Plan(plan::Args),
+    /// Run every host description against every want and compare with the golden outcomes.
+    Matrix(matrix::Args),
     /// Serve the fake GitHub release server (the simulations' publisher) on loopback.
     MockServer(mock_server::Args),
 }
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Simulate(a) => simulate::run(a),
         Command::Plan(a) => plan::run(a),
+        Command::Matrix(a) => matrix::run(a),
         Command::MockServer(a) => mock_server::run(a),
     }
 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use llmgw::converge::{Outcome, State, Status};
+use llmgw::host::{Host, Setting};
 use llmgw::report::Report;
 use llmgw::simulate::{Simulation, default_wants};
 
@@ -30,6 +31,16 @@ pub struct Args {
     /// text for a person; json for programs (the shape is in README.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// A scenario file: a variant of the truth to run against (see mocks/scenarios/).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Change the host before running: PATH=VALUE, a JSON path of the host
+    /// description (nvidia.driver=580.65.06, disk_free_gb=50). Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// With --set: show only what the change changes, against the unchanged machine.
+    #[arg(long, requires = "set")]
+    diff: bool,
 }
 
 /// Output formats.
@@ -41,10 +52,25 @@ enum Format {
 
 /// Runs `simulate`.
 pub fn run(args: Args) -> Result<i32, Failure> {
-    let host = input::host(&args.host)?;
+    let original = input::host(&args.host)?;
     let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
-    let mut sim = Simulation::start(host).map_err(|e| Failure::Internal(e.to_string()))?;
-    let report = sim.converge(&wants);
+    let catalog = input::catalog(args.scenario.as_deref())?;
+    let settings: Vec<Setting> = args
+        .set
+        .iter()
+        .map(|s| Setting::parse(s).map_err(|e| Failure::BadInput(format!("--set: {e}"))))
+        .collect::<Result<_, _>>()?;
+    let host = original.with_settings(&settings).map_err(|e| Failure::BadInput(format!("--set: {e}")))?;
+    let simulate = |host: Host| -> Result<Report, Failure> {
+        let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
+        Ok(sim.converge(&wants))
+    };
+    if args.diff {
+        let (before, after) = (simulate(original)?, simulate(host)?);
+        output::emit(&changes(&before, &after, &args.set))?;
+        return Ok(after.exit_code());
+    }
+    let report = simulate(host)?;
     match args.format {
         Format::Json => output::emit(&report.to_json())?,
         Format::Text => output::emit(&text(&report))?,
@@ -84,5 +110,30 @@ fn engine_block(out: &mut String, s: &Status) {
     }
     if let Some(n) = &s.note {
         let _ = writeln!(out, "  note: {n}");
+    }
+}
+
+/// `--diff`: per engine, what the change changes: `llama.cpp: vulkan -> cuda-12.8`.
+fn changes(before: &Report, after: &Report, set: &[String]) -> String {
+    let mut out = format!("host: {}\nwith {}:\n", after.host, set.join(", "));
+    let mut n = 0;
+    for (b, a) in before.engines.iter().zip(&after.engines) {
+        let (was, now) = (outcome(b), outcome(a));
+        if was != now {
+            n += 1;
+            let _ = writeln!(out, "  {}: {was} -> {now}", a.engine);
+        }
+    }
+    if n == 0 {
+        out.push_str("  nothing changes\n");
+    }
+    out
+}
+
+/// An outcome in a few words: the variant (and version) when ready, else the state.
+fn outcome(s: &Status) -> String {
+    match (&s.variant, s.state) {
+        (Some(v), State::Ready) => format!("{v} {}", s.version),
+        _ => s.state.as_str().to_string(),
     }
 }

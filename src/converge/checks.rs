@@ -165,7 +165,10 @@ fn torch_computes(
     if computed.len() < want {
         return Err(format!("the {} build computed on {} of this node's {want} GPUs", build.variant, computed.len()));
     }
-    Ok(format!("computes on {}", computed.join(", ")))
+    let pairs = computed
+        .iter()
+        .map(|l| l.split_once(' ').map_or((l.to_string(), String::new()), |(d, n)| (d.to_string(), n.to_string())));
+    Ok(format!("computes on {}", devices_in_words(pairs.collect())))
 }
 
 /// Every regular file under `root` with its size and sha256, sorted by path
@@ -213,7 +216,16 @@ fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) 
         devices::parse(&out.stdout).into_iter().filter(|d| d.name.starts_with(&gpu.device_prefix)).collect();
     let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
     // ggml's own diagnostics say why a device is missing; they name no path.
-    let hints: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("ggml_")).collect();
+    // One line per distinct diagnostic: eight GPUs failing alike are one reason.
+    let mut hints: Vec<String> = Vec::new();
+    for l in out.stderr.lines().filter(|l| l.starts_with("ggml_")) {
+        let (tool, rest) = l.split_once(": ").unwrap_or(("", l));
+        let msg = rest.split_once("): ").map_or(rest, |(_, m)| m);
+        let line = format!("{tool}: {msg}");
+        if !hints.contains(&line) {
+            hints.push(line);
+        }
+    }
     let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
     match listed.len() {
         0 => Err(format!("the {} build lists no {} device{hint}", build.variant, gpu.device_prefix)),
@@ -221,7 +233,27 @@ fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) 
             "the {} build lists {n} {} device(s) of this node's {want} GPUs{hint}",
             build.variant, gpu.device_prefix
         )),
-        _ => Ok(listed.iter().map(|d| format!("{}: {}", d.name, d.description)).collect::<Vec<_>>().join(", ")),
+        _ => Ok(devices_in_words(listed.iter().map(|d| (d.name.clone(), d.description.clone())).collect())),
+    }
+}
+
+/// Devices as `(id, description)` in a few words: `CUDA0: NVIDIA H100`, or
+/// for several `CUDA0–CUDA7: 8× NVIDIA H100 80GB HBM3`.
+fn devices_in_words(devices: Vec<(String, String)>) -> String {
+    match devices.as_slice() {
+        [] => String::new(),
+        [(id, what)] => format!("{id}: {what}"),
+        [(first, _), .., (last, _)] => {
+            let mut groups: Vec<(usize, &str)> = Vec::new();
+            for (_, what) in &devices {
+                match groups.iter_mut().find(|(_, w)| *w == what.as_str()) {
+                    Some((n, _)) => *n += 1,
+                    None => groups.push((1, what)),
+                }
+            }
+            let groups: Vec<String> = groups.iter().map(|(n, w)| format!("{n}× {w}")).collect();
+            format!("{first}–{last}: {}", groups.join(", "))
+        }
     }
 }
 

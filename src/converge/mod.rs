@@ -26,7 +26,7 @@ use crate::release::{self, Release};
 use crate::system::System;
 
 pub use record::{InstallRecord, Paths};
-pub use status::{Attempt, Outcome, State, Status};
+pub use status::{Attempt, Check, Failure, Outcome, State, Status};
 
 /// Where and from what the installer installs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,10 +78,7 @@ fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Excl
         detail,
         note: None,
         binary: None,
-        attempts: excluded
-            .into_iter()
-            .map(|e| Attempt { variant: e.variant, outcome: Outcome::LeftOut, reason: e.reason })
-            .collect(),
+        attempts: excluded.into_iter().map(|e| Attempt::new(e.variant, Outcome::LeftOut, e.reason)).collect(),
     }
 }
 
@@ -107,7 +104,7 @@ pub fn install_plan(
         match verify_installed(sys, host, want, build, &paths) {
             Verified::Absent => {}
             Verified::Whole(binary, why) => {
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Verified, reason: why });
+                attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
                 notes.extend(build.note.clone());
                 return ready(
                     want,
@@ -122,11 +119,11 @@ pub fn install_plan(
                 tracing::warn!(variant = %build.variant, "installed build no longer works: {why}");
                 let _ = sys.remove(&paths.install);
                 let _ = sys.remove(&paths.record);
-                attempts.push(Attempt {
-                    variant: build.variant.clone(),
-                    outcome: Outcome::Stale,
-                    reason: format!("installed earlier and removed: {why}"),
-                });
+                attempts.push(Attempt::new(
+                    &build.variant,
+                    Outcome::Stale,
+                    format!("installed earlier and removed: {why}"),
+                ));
             }
         }
     }
@@ -140,15 +137,15 @@ pub fn install_plan(
         match result {
             Ok((binary, why)) => {
                 let how = format!("installed: {why}");
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Installed, reason: why });
+                attempts.push(Attempt::new(&build.variant, Outcome::Installed, why));
                 attempts.extend(left_out(&plan));
                 notes.extend(build.note.clone());
                 return ready(want, build, binary, notes, attempts, &how);
             }
-            Err(why) => {
+            Err(Failure { check, reason: why }) => {
                 tracing::info!("build failed: {why}");
                 failures.push(format!("{}: {why}", build.variant));
-                attempts.push(Attempt { variant: build.variant.clone(), outcome: Outcome::Failed, reason: why });
+                attempts.push(Attempt { check, ..Attempt::new(&build.variant, Outcome::Failed, why) });
             }
         }
     }
@@ -166,11 +163,7 @@ pub fn install_plan(
 }
 
 fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
-    plan.excluded.iter().map(|e| Attempt {
-        variant: e.variant.clone(),
-        outcome: Outcome::LeftOut,
-        reason: e.reason.clone(),
-    })
+    plan.excluded.iter().map(|e| Attempt::new(&e.variant, Outcome::LeftOut, &e.reason))
 }
 
 fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attempts: Vec<Attempt>, how: &str) -> Status {
@@ -220,19 +213,20 @@ fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Buil
     let binary = paths.install.join(&record.binary);
     match works(sys, host, build, &binary) {
         Ok(why) => Verified::Whole(binary, why),
-        Err(why) => Verified::Broken(why),
+        Err(f) => Verified::Broken(f.reason),
     }
 }
 
 /// The checks that an installed build runs here: `ldd` (of the binary, or
 /// of a Python environment's interpreter), version, GPU.
-fn works(sys: &mut dyn System, host: &Host, build: &Build, binary: &Path) -> Result<String, String> {
+fn works(sys: &mut dyn System, host: &Host, build: &Build, binary: &Path) -> Result<String, Failure> {
     match build.source {
-        Source::Python(_) => checks::libraries_load(sys, build, &python::interpreter(binary))?,
-        Source::Archives { .. } => checks::libraries_load(sys, build, binary)?,
+        Source::Python(_) => checks::libraries_load(sys, build, &python::interpreter(binary)),
+        Source::Archives { .. } => checks::libraries_load(sys, build, binary),
     }
-    let version = checks::version_runs(sys, build, binary)?;
-    let gpus = checks::gpu_computes(sys, build, binary, host)?;
+    .map_err(Failure::at(Check::Ldd))?;
+    let version = checks::version_runs(sys, build, binary).map_err(Failure::at(Check::Version))?;
+    let gpus = checks::gpu_computes(sys, build, binary, host).map_err(Failure::at(Check::Gpu))?;
     Ok(match (&build.gpu, gpus.is_empty()) {
         (_, true) => version,
         (Some(recipe::GpuCheck::Devices(_)), false) => format!("lists {gpus}"),
@@ -249,7 +243,7 @@ fn install_build(
     build: &Build,
     paths: &Paths,
     releases: &mut Releases,
-) -> Result<(PathBuf, String), String> {
+) -> Result<(PathBuf, String), Failure> {
     // The release first: a version that does not exist costs nothing more.
     if let Source::Archives { repo, tag, .. } = &build.source {
         release_of(sys, cfg, releases, repo, tag)?;
@@ -262,14 +256,16 @@ fn install_build(
             "needs {} GB free for the engines, and {:.1} GB is free",
             build.free_gb,
             free as f64 / 1e9
-        ));
+        )
+        .into());
     }
     let family = host.os.package_family;
     let installed = ensure_packages(sys, family, build.packages_for(family))?;
     // What the build does after this point, it does with the packages
     // installed: a failure says so, as the node is changed all the same.
     let changed = |e: String| match (installed.is_empty(), family) {
-        (false, _) => format!("{e} (the OS package {} was installed for it)", installed.join(", ")),
+        (false, _) if installed.len() == 1 => format!("{e} (the OS package {} was installed for it)", installed[0]),
+        (false, _) => format!("{e} (the OS packages {} were installed for it)", installed.join(", ")),
         (true, PackageFamily::None) if !build.packages.is_empty() => format!(
             "{e} (this system has no package manager the installer can use; elsewhere the build takes its libraries from {})",
             build
@@ -281,7 +277,7 @@ fn install_build(
         ),
         _ => e,
     };
-    install_tree(sys, host, cfg, want, build, paths, releases, &installed).map_err(changed)
+    install_tree(sys, host, cfg, want, build, paths, releases, &installed).map_err(|f| f.map(changed))
 }
 
 /// Builds the tree in staging, checks it, and commits it.
@@ -295,7 +291,7 @@ fn install_tree(
     paths: &Paths,
     releases: &mut Releases,
     installed: &[String],
-) -> Result<(PathBuf, String), String> {
+) -> Result<(PathBuf, String), Failure> {
     sys.remove(&paths.staging).map_err(|e| e.to_string())?;
     sys.create_dir_all(&paths.downloads()).map_err(|e| e.to_string())?;
     let tree = paths.tree();
@@ -310,7 +306,8 @@ fn install_tree(
         .ok_or_else(|| format!("the installed tree holds no {}", build.binary))?;
     let mut why = works(sys, host, build, &binary)?;
     if !installed.is_empty() {
-        why = format!("installed the OS package {}; {why}", installed.join(", "));
+        let s = if installed.len() == 1 { "" } else { "s" };
+        why = format!("installed the OS package{s} {}; {why}", installed.join(", "));
     }
 
     // Commit: the tree by rename, then the record, last.

@@ -80,6 +80,59 @@ pub struct Attempt {
     pub outcome: Outcome,
     /// Why, in the words of the check that decided it.
     pub reason: String,
+    /// For a build that failed one of the checks of what it really is
+    /// (`ldd`, its version command, the GPU check), which; absent when it
+    /// failed before (disk, packages, download) or did not fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Check>,
+}
+
+impl Attempt {
+    /// An attempt that no check decided.
+    pub fn new(variant: impl Into<String>, outcome: Outcome, reason: impl Into<String>) -> Attempt {
+        Attempt { variant: variant.into(), outcome, reason: reason.into(), check: None }
+    }
+}
+
+/// The checks of what an installed build really is: a failure of one of
+/// them on a recipe's first candidate is drift (the recipe believed the
+/// build runs here, and it did not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// The loader: `ldd` found a library or symbol version missing.
+    Ldd,
+    /// The version command failed or named another version.
+    Version,
+    /// The GPU check: no device listed, or no computation on a GPU.
+    Gpu,
+}
+
+/// Why a build failed, and at which check when it was one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The check, when one of [`Check`] failed.
+    pub check: Option<Check>,
+    /// The sentence.
+    pub reason: String,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Failure {
+        Failure { check: None, reason }
+    }
+}
+
+impl Failure {
+    /// A failure of `check`.
+    pub fn at(check: Check) -> impl Fn(String) -> Failure {
+        move |reason| Failure { check: Some(check), reason }
+    }
+
+    /// The same failure with its sentence changed by `f`.
+    pub fn map(self, f: impl FnOnce(String) -> String) -> Failure {
+        Failure { check: self.check, reason: f(self.reason) }
+    }
 }
 
 /// The outcome for one want (DESIGN.md section 8).

@@ -49,6 +49,13 @@ const CUDA13_MIN_CC: ComputeCapability = ComputeCapability::new(7, 5);
 /// `ollama/ollama@discover/cuda_compat.go`, PR #16895.
 const CUDA12_SASS_DRIVER: u32 = nvidia::FATBIN_COMPRESSION_MIN_DRIVER;
 
+/// The driver the CUDA 12.8 build needs on a GPU it carries only as PTX:
+/// the driver compiles the PTX and must be as new as CUDA 12.8 (570.124.06).
+/// The recipe's own number, so a change to it shows in the matrix against
+/// the simulated world's ([`nvidia::ptx_jit_min_driver`]). Source:
+/// `ollama/ollama@discover/cuda_compat.go` (`minLegacyComputeJITNVIDIADriverMajor = 570`).
+const CUDA12_PTX_DRIVER: u32 = 570;
+
 /// Plans llama.cpp on a host.
 pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     let arch = match host.arch {
@@ -150,11 +157,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
             needs: GpuNeeds {
                 driver: Some(CUDA12_SASS_DRIVER),
                 min_cc: Some(CUDA12_MIN_CC),
-                jit: Some(Jit {
-                    sass: CUDA12_SASS,
-                    sass_exact: CUDA12_SASS_EXACT,
-                    driver: nvidia::ptx_jit_min_driver(CUDA12).expect("12.8 is in the table"),
-                }),
+                jit: Some(Jit { sass: CUDA12_SASS, sass_exact: CUDA12_SASS_EXACT, driver: CUDA12_PTX_DRIVER }),
             },
             what: format!("llama.cpp built for CUDA {CUDA12}"),
         });

@@ -218,9 +218,14 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
     let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);
     if host.os.libc == crate::host::Libc::Musl && !(gpu_engine && host.nvidia.is_none()) {
+        let why = match want.engine {
+            // uv publishes static musl builds, but what it installs here does not run on musl.
+            Engine::Uv => "is installed here only for vLLM and SGLang, whose wheels need glibc".to_string(),
+            _ => format!("{}'s Linux builds need glibc", want.version),
+        };
         return Err(unsupported(format!(
-            "{} {}'s Linux builds need glibc, and this is a musl system ({} {})",
-            want.engine, want.version, host.os.id, host.os.version
+            "{} {why}, and this is a musl system ({} {})",
+            want.engine, host.os.id, host.os.version
         )));
     }
     match want.engine {

@@ -33,13 +33,15 @@ fn compiler_packages() -> BTreeMap<PackageFamily, Vec<String>> {
 /// Whether a Python GPU engine is published for this machine at all: x86-64
 /// and aarch64 only, and an NVIDIA GPU (without one it is `not_here`).
 pub(super) fn gpu_engine_here(engine: &str, host: &Host) -> Result<(), Refusal> {
-    if !matches!(host.arch, Arch::Amd64 | Arch::Arm64) {
-        return Err(super::unsupported(format!("{engine} publishes no Linux build for {}", host.arch)));
-    }
+    // Not for this node before anything else: without a GPU the
+    // architecture does not matter.
     if host.nvidia.is_none() {
         return Err(Refusal::NotHere {
             reason: format!("{engine} runs on NVIDIA GPUs and this node has none; it serves llama.cpp models"),
         });
+    }
+    if !matches!(host.arch, Arch::Amd64 | Arch::Arm64) {
+        return Err(super::unsupported(format!("{engine} publishes no Linux build for {}", host.arch)));
     }
     Ok(())
 }

@@ -6,6 +6,8 @@
 mod cli;
 mod edges;
 mod gpu_check;
+mod invariants;
+mod matrix;
 mod outcomes;
 mod python_engines;
 mod rerun;

@@ -1,0 +1,350 @@
+//! The hardware matrix: every host description against every want, each in
+//! its own simulation, compared with the golden outcomes of
+//! `matrix/expected.json`.
+//!
+//! [`run`] simulates the hosts in parallel against one shared fake server
+//! and returns [`Cell`]s sorted by host then want; [`Shard`] picks a
+//! deterministic part of them; [`ExpectedFile`] is the golden file and
+//! [`compare`] the [`Difference`]s from it. A cell is [`drift`] when the
+//! recipe's first candidate failed a check of what the build really is: the
+//! recipe believed it runs and it did not, even if a later build saved the
+//! node.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::converge::{Outcome, State, Status};
+use crate::host::Host;
+use crate::mock_server::FakeServer;
+use crate::mock_server::truth::Catalog;
+use crate::recipe::Want;
+use crate::simulate::{SimError, Simulation};
+use crate::strict_json;
+
+/// One host and one want, simulated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cell {
+    /// The host's id: its file's name without `.json` (`v100`).
+    pub host: String,
+    /// The host description's `name`.
+    pub host_name: String,
+    /// The want: `llama.cpp@b10850`.
+    pub want: String,
+    /// What the simulation gave.
+    pub status: Status,
+    /// Why the cell is drift, when it is.
+    pub drift: Option<String>,
+}
+
+impl Cell {
+    /// The cell as the golden file records it.
+    pub fn outcome(&self) -> ExpectedCell {
+        ExpectedCell {
+            host: self.host.clone(),
+            want: self.want.clone(),
+            state: self.status.state,
+            variant: self.status.variant.clone(),
+            version: self.status.version.clone(),
+            drift: self.drift.is_some(),
+            note: None,
+        }
+    }
+}
+
+/// A deterministic part of the cells: those whose index (in host, then
+/// want order) is `index - 1` modulo `count`. The shards `1/N` … `N/N`
+/// together are the whole matrix, each cell in exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 1.
+    pub index: usize,
+    /// Of how many.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N` with 1 <= I <= N.
+    ///
+    /// # Errors
+    /// A sentence naming what is wrong.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("shard `{s}` is not I/N with 1 <= I <= N (like 2/4)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) =
+            (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether the cell at `position` belongs to this shard.
+    pub fn holds(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Why a status is drift: the first build tried was the recipe's first
+/// candidate and it failed one of the checks of what it really is.
+pub fn drift(status: &Status) -> Option<String> {
+    let first = status.attempts.iter().find(|a| a.outcome != Outcome::LeftOut)?;
+    let check = first.check?;
+    (first.outcome == Outcome::Failed).then(|| {
+        format!(
+            "the recipe's first candidate {} failed its {} check: {}",
+            first.variant,
+            check_name(check),
+            first.reason
+        )
+    })
+}
+
+fn check_name(c: crate::converge::Check) -> &'static str {
+    match c {
+        crate::converge::Check::Ldd => "ldd",
+        crate::converge::Check::Version => "version",
+        crate::converge::Check::Gpu => "GPU",
+    }
+}
+
+/// Simulates every host against every want (restricted to `shard`), in
+/// parallel on `threads` threads, against one fake server serving `catalog`.
+/// Cells come back sorted by host, then in the order of `wants`.
+///
+/// # Errors
+/// [`SimError`] when the server or a simulation cannot be set up.
+pub fn run(
+    hosts: &[(String, Host)],
+    wants: &[Want],
+    catalog: &Catalog,
+    shard: Option<Shard>,
+    threads: usize,
+) -> Result<Vec<Cell>, SimError> {
+    let mut hosts: Vec<&(String, Host)> = hosts.iter().collect();
+    hosts.sort_by(|a, b| a.0.cmp(&b.0));
+    // The wants of each host that fall in the shard, with their positions.
+    type Work<'a> = (&'a (String, Host), Vec<(usize, Want)>);
+    let mut work: Vec<Work> = Vec::new();
+    for (h, host) in hosts.iter().enumerate() {
+        let mine: Vec<(usize, Want)> = wants
+            .iter()
+            .enumerate()
+            .filter(|(w, _)| shard.is_none_or(|s| s.holds(h * wants.len() + w)))
+            .map(|(w, want)| (w, want.clone()))
+            .collect();
+        if !mine.is_empty() {
+            work.push((host, mine));
+        }
+    }
+    let server = Arc::new(FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?);
+    let next = AtomicUsize::new(0);
+    let cells: Mutex<Vec<(String, usize, Cell)>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<SimError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1).min(work.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(((id, host), mine)) = work.get(i) else { break };
+                    let wants: Vec<Want> = mine.iter().map(|(_, w)| w.clone()).collect();
+                    let mut sim = match Simulation::on(host.clone(), server.clone()) {
+                        Ok(sim) => sim,
+                        Err(e) => {
+                            failure.lock().expect("no thread panics holding it").get_or_insert(e);
+                            break;
+                        }
+                    };
+                    let report = sim.converge(&wants);
+                    let mut out = cells.lock().expect("no thread panics holding it");
+                    for ((w, want), status) in mine.iter().zip(report.engines) {
+                        let drift = drift(&status);
+                        let cell = Cell {
+                            host: id.clone(),
+                            host_name: host.name.clone(),
+                            want: want.to_string(),
+                            status,
+                            drift,
+                        };
+                        out.push((id.clone(), *w, cell));
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("no thread panicked") {
+        return Err(e);
+    }
+    let mut cells = cells.into_inner().expect("no thread panicked");
+    cells.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    Ok(cells.into_iter().map(|(_, _, c)| c).collect())
+}
+
+/// One golden outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedCell {
+    /// The host's id (its file's name without `.json`).
+    pub host: String,
+    /// The want.
+    pub want: String,
+    /// The state.
+    pub state: State,
+    /// The variant installed; `null` when none is.
+    pub variant: Option<String>,
+    /// The version installed (or asked for, when none is).
+    pub version: String,
+    /// Whether the cell is drift.
+    #[serde(default)]
+    pub drift: bool,
+    /// A reviewer's note on why this outcome is right; kept by `--update`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ExpectedCell {
+    /// Whether two outcomes are the same (notes aside).
+    pub fn same_outcome(&self, other: &ExpectedCell) -> bool {
+        (self.state, &self.variant, &self.version, self.drift)
+            == (other.state, &other.variant, &other.version, other.drift)
+    }
+
+    /// The outcome in a few words: `ready cuda-12.8`, `failed`, `ready cu12 0.19.1 (drift)`.
+    pub fn summary(&self) -> String {
+        let mut s = self.state.as_str().to_string();
+        if let Some(v) = &self.variant {
+            s.push(' ');
+            s.push_str(v);
+        }
+        if self.state == State::Ready
+            && !self.want.ends_with(&format!("@{}", self.version))
+            && !self.want.contains(&format!("@{}:", self.version))
+        {
+            s.push(' ');
+            s.push_str(&self.version);
+        }
+        if self.drift {
+            s.push_str(" (drift)");
+        }
+        s
+    }
+}
+
+/// `matrix/expected.json`: `{"cells": [ExpectedCell…]}`, sorted by host then want.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedFile {
+    /// The golden outcomes.
+    pub cells: Vec<ExpectedCell>,
+}
+
+impl ExpectedFile {
+    /// Parses the golden file.
+    ///
+    /// # Errors
+    /// A sentence with the JSON path of the problem.
+    pub fn from_json(text: &str) -> Result<ExpectedFile, String> {
+        strict_json::parse(text, &["cells[*]"]).map_err(|e| e.to_string())
+    }
+
+    /// The golden file for `cells`, keeping the notes of `old` where the
+    /// outcome did not change; sorted by host, then want as `old` or the
+    /// run ordered them.
+    pub fn updated(cells: &[Cell], old: Option<&ExpectedFile>) -> ExpectedFile {
+        let notes: BTreeMap<(&str, &str), &ExpectedCell> =
+            old.map(|o| o.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect()).unwrap_or_default();
+        let cells = cells
+            .iter()
+            .map(|c| {
+                let mut e = c.outcome();
+                if let Some(prev) = notes.get(&(c.host.as_str(), c.want.as_str())).filter(|p| p.same_outcome(&e)) {
+                    e.note = prev.note.clone();
+                }
+                e
+            })
+            .collect();
+        ExpectedFile { cells }
+    }
+
+    /// The file as written: pretty JSON, one cell per object, final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("the golden file always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+/// A cell whose outcome is not the golden one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    /// The host's id.
+    pub host: String,
+    /// The want.
+    pub want: String,
+    /// The golden outcome; `None` for a cell the golden file lacks.
+    pub expected: Option<ExpectedCell>,
+    /// The outcome now; `None` for a golden cell no longer run (its host or
+    /// want is gone).
+    pub actual: Option<ExpectedCell>,
+}
+
+/// The cells whose outcome differs from `expected`. With `whole` (no
+/// shard), golden cells that were not run are differences too.
+pub fn compare(cells: &[Cell], expected: &ExpectedFile, whole: bool) -> Vec<Difference> {
+    let golden: BTreeMap<(&str, &str), &ExpectedCell> =
+        expected.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
+    let mut out = Vec::new();
+    for c in cells {
+        let now = c.outcome();
+        match golden.get(&(c.host.as_str(), c.want.as_str())) {
+            Some(e) if e.same_outcome(&now) => {}
+            e => out.push(Difference {
+                host: c.host.clone(),
+                want: c.want.clone(),
+                expected: e.map(|e| (*e).clone()),
+                actual: Some(now),
+            }),
+        }
+    }
+    if whole {
+        let ran: std::collections::BTreeSet<(&str, &str)> =
+            cells.iter().map(|c| (c.host.as_str(), c.want.as_str())).collect();
+        for e in &expected.cells {
+            if !ran.contains(&(e.host.as_str(), e.want.as_str())) {
+                out.push(Difference {
+                    host: e.host.clone(),
+                    want: e.want.clone(),
+                    expected: Some(e.clone()),
+                    actual: None,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition() {
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        for bad in ["0/4", "5/4", "1", "a/b", "1/0"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        let shards: Vec<Shard> = (1..=3).map(|i| Shard { index: i, count: 3 }).collect();
+        for p in 0..20 {
+            assert_eq!(shards.iter().filter(|s| s.holds(p)).count(), 1, "cell {p} in exactly one shard");
+        }
+    }
+}

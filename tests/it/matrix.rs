@@ -1,0 +1,136 @@
+//! The hardware matrix: the golden file holds, shards add up to the whole,
+//! a truth that differs from the recipe shows as drift, and what-if
+//! questions answer with only what changes.
+
+use llmgw::host::Host;
+use llmgw::matrix::{self, Cell, ExpectedFile, Shard};
+use llmgw::mock_server::embedded_catalog;
+use llmgw::scenario::Scenario;
+use llmgw::simulate::default_wants;
+
+fn llmgw() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("llmgw").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn hosts(files: &[&str]) -> Vec<(String, Host)> {
+    files.iter().map(|f| (f.trim_end_matches(".json").to_string(), super::host(f))).collect()
+}
+
+#[test]
+fn the_whole_matrix_matches_the_golden_file() {
+    let out = llmgw().args(["matrix", "--check"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let golden =
+        ExpectedFile::from_json(&std::fs::read_to_string(super::host_path("../expected.json")).unwrap()).unwrap();
+    assert!(golden.cells.len() >= 48 * 4, "at least 48 hosts x every want: {}", golden.cells.len());
+    assert_eq!(text, format!("all {} cells as expected\n", golden.cells.len()));
+}
+
+#[test]
+fn shards_together_are_the_whole_run() {
+    let hosts =
+        hosts(&["v100.json", "h100-ubuntu24.04-driver580.json", "nogpu-debian12.json", "ac922-rhel8-ppc64le.json"]);
+    let wants = default_wants();
+    let key = |c: &Cell| (c.host.clone(), c.want.clone(), c.outcome());
+    let whole: Vec<_> = matrix::run(&hosts, &wants, embedded_catalog(), None, 2).unwrap().iter().map(key).collect();
+    let mut union = Vec::new();
+    for i in 1..=3 {
+        let part = matrix::run(&hosts, &wants, embedded_catalog(), Some(Shard { index: i, count: 3 }), 2).unwrap();
+        assert!(!part.is_empty() && part.len() < whole.len(), "shard {i}/3 has {} cells", part.len());
+        union.extend(part.iter().map(key));
+    }
+    union.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let mut sorted = whole.clone();
+    sorted.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    assert_eq!(union, sorted);
+}
+
+#[test]
+fn ggml_default_architectures_for_cuda_13_show_as_drift_and_fall_back() {
+    let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda13-ggml-default-archs.json"))
+        .unwrap();
+    let catalog = Scenario::from_json(&text).unwrap().apply(embedded_catalog()).unwrap();
+    let hosts = hosts(&[
+        "h100-ubuntu24.04-driver580.json",
+        "a100-ubuntu24.04-driver580.json",
+        "t4-ubuntu22.04-driver580.json",
+        "b200-ubuntu24.04-driver580.json",
+        "rtx3090-ubuntu22.04-driver550.json",
+    ]);
+    let wants = vec![llmgw::recipe::Want::parse("llama.cpp@b10850").unwrap()];
+    let cells = matrix::run(&hosts, &wants, &catalog, None, 2).unwrap();
+    for c in &cells {
+        if c.host.starts_with("rtx3090") {
+            assert!(c.drift.is_none(), "8.6 has SASS in both: {:?}", c.drift);
+            continue;
+        }
+        let drift = c.drift.as_deref().unwrap_or_else(|| panic!("{} is not drift", c.host));
+        assert!(drift.contains("cuda-13.3 failed its GPU check"), "{drift}");
+        assert_eq!(
+            c.status.variant.as_deref(),
+            Some("cuda-12.8"),
+            "{} falls back to the next build that works",
+            c.host
+        );
+    }
+    // Without the scenario there is no drift there.
+    let plain = matrix::run(&hosts, &wants, embedded_catalog(), None, 2).unwrap();
+    assert!(plain.iter().all(|c| c.drift.is_none()));
+}
+
+#[test]
+fn a_changed_outcome_fails_the_check_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("hosts");
+    std::fs::create_dir(&hosts).unwrap();
+    std::fs::copy(super::host_path("v100.json"), hosts.join("v100.json")).unwrap();
+    let golden = dir.path().join("expected.json");
+    let run = |args: &[&str]| {
+        let mut c = llmgw();
+        c.args(["matrix", "--hosts"]).arg(&hosts).arg("--expected").arg(&golden).args(args);
+        c.output().unwrap()
+    };
+    assert_eq!(run(&["--update"]).status.code(), Some(0));
+    // Golden says the V100 had cuda-12.8: now it is a difference.
+    let text = std::fs::read_to_string(&golden).unwrap().replacen("\"vulkan\"", "\"cuda-12.8\"", 1);
+    std::fs::write(&golden, text).unwrap();
+    let table = run(&["--check"]);
+    assert_eq!(table.status.code(), Some(1));
+    let out = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains("1 of 4 cells differ"),
+        "{out}"
+    );
+    let junit = String::from_utf8(run(&["--check", "--format", "junit"]).stdout).unwrap();
+    assert!(junit.contains("<failure") && junit.contains("expected ready cuda-12.8, now ready vulkan"), "{junit}");
+    assert_eq!(junit.matches("<testcase").count(), 4);
+    let json: serde_json::Value = serde_json::from_slice(&run(&["--check", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    let md = String::from_utf8(run(&["--check", "--format", "markdown"]).stdout).unwrap();
+    assert!(md.lines().any(|l| l.starts_with("| v100")), "{md}");
+}
+
+#[test]
+fn update_refuses_a_shard() {
+    llmgw().args(["matrix", "--update", "--shard", "1/2"]).assert().code(2);
+}
+
+#[test]
+fn what_if_shows_only_what_changes() {
+    let out = llmgw()
+        .args(["simulate", "--host", "matrix/hosts/v100.json", "--set", "nvidia.driver=580.95.05", "--diff"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text,
+        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05:\n  llama.cpp: vulkan b10850 -> cuda-12.8 b10850\n"
+    );
+    let bad =
+        llmgw().args(["simulate", "--host", "matrix/hosts/v100.json", "--set", "nvidia.drvier=1"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown field `drvier`"));
+}
