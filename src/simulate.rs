@@ -74,7 +74,7 @@ impl Simulation {
     /// As [`Simulation::start`], but for the server.
     pub fn on(host: Host, server: Arc<FakeServer>) -> Result<Simulation, SimError> {
         let dir = tempfile::Builder::new().prefix("llmgw-sim-").tempdir().map_err(SimError::TempDir)?;
-        let local = Local::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
+        let local = loopback_client()?;
         let cfg = Config {
             engines_dir: dir.path().join("engines"),
             github_api: server.base_url(),
@@ -135,6 +135,13 @@ impl Simulation {
     pub fn work_dir(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The HTTP client of every simulation: built once (TLS set-up is not
+/// free), cloned cheaply.
+fn loopback_client() -> Result<Local, SimError> {
+    static CLIENT: std::sync::OnceLock<Result<Local, String>> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| Local::loopback(5, 30).map_err(|e| e.to_string())).clone().map_err(SimError::Client)
 }
 
 /// Simulates `host` converging `wants` once, against the embedded truth.

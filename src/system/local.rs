@@ -22,6 +22,9 @@ use crate::archive::{self, Limits};
 pub struct Local {
     client: reqwest::blocking::Client,
     token: Option<String>,
+    /// Whether writes are synced to disk before they count (a real node);
+    /// a simulation's temporary directory needs no durability.
+    durable: bool,
 }
 
 /// `User-Agent` sent with every request; GitHub refuses requests without one.
@@ -38,8 +41,9 @@ impl Local {
         Local::build(connect_timeout, read_timeout, token, true)
     }
 
-    /// As [`Local::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`):
-    /// for the fake server on loopback, which no proxy can reach.
+    /// As [`Local::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`),
+    /// for the fake server on loopback, which no proxy can reach; and not
+    /// syncing writes, for a simulation's temporary directory.
     ///
     /// # Errors
     /// As [`Local::new`].
@@ -57,7 +61,7 @@ impl Local {
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
             .map_err(|e| SysError::Network(e.without_url().to_string()))?;
-        Ok(Local { client, token })
+        Ok(Local { client, token, durable: proxy })
     }
 
     fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
@@ -104,7 +108,9 @@ impl Local {
             out.write_all(&buf[..n]).map_err(|e| SysError::io("write", dest, &e))?;
             bytes += n as u64;
         }
-        out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;
+        if self.durable {
+            out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;
+        }
         Ok(Downloaded { bytes, sha256: hex::encode(hasher.finalize()) })
     }
 
@@ -152,7 +158,9 @@ impl Local {
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &e))?;
         tmp.write_all(contents).map_err(|e| SysError::io("write", tmp.path(), &e))?;
-        tmp.as_file().sync_all().map_err(|e| SysError::io("sync", tmp.path(), &e))?;
+        if self.durable {
+            tmp.as_file().sync_all().map_err(|e| SysError::io("sync", tmp.path(), &e))?;
+        }
         tmp.persist(path).map_err(|e| SysError::io("replace", path, &e.error))?;
         Ok(())
     }
