@@ -165,7 +165,7 @@ pub struct Nvidia {
     /// Kernel driver version: `535.183.01`.
     pub driver: DriverVersion,
     /// Whether the driver's Vulkan ICD is installed (false in many containers).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", deserialize_with = "true_unless_false")]
     pub vulkan_icd: bool,
     /// The GPUs, at least one.
     pub gpus: Vec<Gpu>,
@@ -173,6 +173,11 @@ pub struct Nvidia {
 
 fn yes() -> bool {
     true
+}
+
+/// `vulkan_icd`: absent or `null` is true.
+fn true_unless_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(true))
 }
 
 /// One NVIDIA GPU.
@@ -223,8 +228,9 @@ impl ComputeCapability {
         let bad = || format!("compute capability `{s}` is not of the form X.Y (like 7.0 or 12.1)");
         let (a, b) = s.trim().split_once('.').ok_or_else(bad)?;
         let digits = |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|c| c.is_ascii_digit());
-        // "7.05" is not 7.5, and no GPU has compute capability 0.x.
-        if !digits(a) || !digits(b) || (b.len() > 1 && b.starts_with('0')) || a.starts_with('0') {
+        // "7.05" is not 7.5, no GPU has a minor of two digits, and none has
+        // compute capability 0.x.
+        if !digits(a) || !digits(b) || b.len() > 1 || a.starts_with('0') {
             return Err(bad());
         }
         Ok(ComputeCapability::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
@@ -414,6 +420,11 @@ impl Host {
         printable("os.version", &self.os.version)?;
         if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
             return Err(invalid("os.glibc", "a glibc system must give its glibc version (like \"2.35\")"));
+        }
+        if let Some(g) = &self.os.glibc
+            && (g.parts().len() != 2 || g.parts()[0] != 2)
+        {
+            return Err(invalid("os.glibc", &format!("`{g}` is not a glibc version like \"2.35\"")));
         }
         if self.os.libc == Libc::Musl && self.os.glibc.is_some() {
             return Err(invalid("os.glibc", "a musl system has no glibc; use null"));

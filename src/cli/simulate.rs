@@ -91,7 +91,13 @@ pub fn text(report: &Report) -> String {
 
 fn engine_block(out: &mut String, s: &Status) {
     let variant = s.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-    let _ = writeln!(out, "{} {}: {}{variant}", s.engine, s.version, s.state.as_str());
+    let asked = s.want.split(['@', ':']).nth(1).unwrap_or_default();
+    let other = if s.state == State::Ready && s.version != asked {
+        format!(" (installed {})", s.version)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "{}: {}{variant}{other}", s.want, s.state.as_str());
     // The builds below say why each failed; an unsupported or not_here
     // want's reason is its detail.
     if s.attempts.is_empty() || matches!(s.state, State::Unsupported | State::NotHere) {

@@ -71,6 +71,7 @@ pub fn converge_one(sys: &mut dyn System, host: &Host, cfg: &Config, want: &Want
 
 fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Exclusion>) -> Status {
     Status {
+        want: want.to_string(),
         engine: want.engine,
         version: want.version.clone(),
         variant: None,
@@ -151,6 +152,7 @@ pub fn install_plan(
     }
     attempts.extend(left_out(&plan));
     Status {
+        want: want.to_string(),
         engine: want.engine,
         version: want.version.clone(),
         variant: None,
@@ -168,6 +170,7 @@ fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
 
 fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attempts: Vec<Attempt>, how: &str) -> Status {
     Status {
+        want: want.to_string(),
         engine: want.engine,
         version: build.version.clone(),
         variant: Some(build.variant.clone()),
@@ -199,7 +202,10 @@ fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Buil
         Ok(None) => return Verified::Absent,
         Err(e) => return Verified::Broken(e.to_string()),
     };
-    if record.for_want != want.to_string() && want.variant.is_none() {
+    // A build chosen by name (`:vulkan`) answers only wants that name it;
+    // one the machine chose answers any want it is a candidate of.
+    let chosen_by_name = record.for_want.contains(':');
+    if chosen_by_name && want.variant.is_none() && record.for_want != want.to_string() {
         return Verified::Absent;
     }
     for f in &record.files {
@@ -245,8 +251,11 @@ fn install_build(
     releases: &mut Releases,
 ) -> Result<(PathBuf, String), Failure> {
     // The release first: a version that does not exist costs nothing more.
-    if let Source::Archives { repo, tag, .. } = &build.source {
-        release_of(sys, cfg, releases, repo, tag)?;
+    match &build.source {
+        Source::Archives { repo, tag, .. } => {
+            release_of(sys, cfg, releases, repo, tag)?;
+        }
+        Source::Python(env) => python::preflight(sys, cfg, releases, want, build, env)?,
     }
     // Free disk, before anything is written.
     let free = sys.disk_free(&cfg.engines_dir).map_err(|e| e.to_string())?;
@@ -255,12 +264,12 @@ fn install_build(
         return Err(format!(
             "needs {} GB free for the engines, and {:.1} GB is free",
             build.free_gb,
-            free as f64 / 1e9
+            (free / 100_000_000) as f64 / 10.0
         )
         .into());
     }
     let family = host.os.package_family;
-    let installed = ensure_packages(sys, family, build.packages_for(family))?;
+    let installed = ensure_packages(sys, family, build)?;
     // What the build does after this point, it does with the packages
     // installed: a failure says so, as the node is changed all the same.
     let changed = |e: String| match (installed.is_empty(), family) {
@@ -377,15 +386,25 @@ pub(crate) fn download_verified(
 }
 
 /// Installs the OS packages of `needed` that are missing; those it installed.
-fn ensure_packages(sys: &mut dyn System, family: PackageFamily, needed: &[String]) -> Result<Vec<String>, String> {
+/// On a system without a package manager nothing can be installed, but a
+/// compiler the build needs at run time is looked for (`gcc --version`):
+/// the libraries the others provide are `ldd`'s to find.
+fn ensure_packages(sys: &mut dyn System, family: PackageFamily, build: &Build) -> Result<Vec<String>, String> {
+    let needed = build.packages_for(family);
+    if family == PackageFamily::None {
+        let wants_gcc = build.packages.values().any(|p| p.iter().any(|n| n == "gcc"));
+        if wants_gcc && !sys.run(&crate::system::Cmd::new("gcc", ["--version"])).is_ok_and(|o| o.success()) {
+            return Err("needs gcc (Triton builds its kernels' launcher with it when a model first loads), \
+                        and this system has none and no package manager the installer can use"
+                .into());
+        }
+        return Ok(vec![]);
+    }
     if needed.is_empty() {
         return Ok(vec![]);
     }
     let Some(query) = packages::query_command(family, needed) else {
-        return Err(format!(
-            "needs the OS packages {}, and this system has no package manager the installer can use",
-            needed.join(", ")
-        ));
+        unreachable!("a family without a package manager names no packages")
     };
     let out = sys.run(&query).map_err(|e| e.to_string())?;
     let have = packages::parse_installed(family, &out.stdout);

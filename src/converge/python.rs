@@ -48,8 +48,8 @@ pub(super) fn create_env(
         (State::Ready, Some(b)) => PathBuf::from(b),
         _ => {
             return Err(format!(
-                "needs uv {UV_VERSION} to create its environment, and uv is {}: {}",
-                uv.state.as_str(),
+                "needs uv {UV_VERSION} to create its environment, and uv {}: {}",
+                uv.state.as_str().replace('_', " "),
                 uv.detail
             ));
         }
@@ -71,6 +71,14 @@ pub(super) fn create_env(
         dependencies.insert(0, format!("{project} @ file://{}", dest.display()));
     }
 
+    // Sources apply to the project's direct dependencies only (uv's
+    // resolver maps a package to an index from the manifest's own
+    // requirements: astral-sh/uv#11388, #14538), so each package taken from
+    // the extra index is a direct dependency too; the wheel's pins still
+    // choose its version.
+    if let Some(x) = &env.extra_index {
+        dependencies.extend(x.packages.iter().cloned());
+    }
     let pyproject = paths.staging.join("pyproject.toml");
     let text = pyproject_toml(&build.binary, &env.python, dependencies, env, cfg);
     sys.write_atomic(&pyproject, text.as_bytes()).map_err(|e| e.to_string())?;
@@ -80,26 +88,84 @@ pub(super) fn create_env(
         .arg_path(&tree)
         .env("NO_COLOR", "1")
         .timeout(600);
-    uv_step(sys, &venv, "uv venv")?;
+    let downloads = format!("{}/", paths.downloads().display());
+    uv_step(sys, &venv, "uv venv", &downloads)?;
     let install = Cmd::new(&uv_binary, ["pip", "install", "--python"])
         .arg_path(&tree.join("bin/python"))
         .args(["--default-index", &cfg.pypi_simple, "-r"])
         .arg_path(&pyproject)
         .env("NO_COLOR", "1")
         .timeout(UV_INSTALL_TIMEOUT_SECS);
-    uv_step(sys, &install, "uv pip install")?;
+    uv_step(sys, &install, "uv pip install", &downloads)?;
 
     let files = checks::tree_files(sys, &tree)?;
     Ok(Built { files, assets, depends_on })
 }
 
+/// Before anything is installed: the release of the wheel, each pinned
+/// requirement on PyPI, and the version asked for (when an older one is to
+/// be installed in its place) must exist. Costs a metadata request each.
+///
+/// # Errors
+/// The sentence naming what the publisher does not have.
+pub(super) fn preflight(
+    sys: &mut dyn System,
+    cfg: &Config,
+    releases: &mut Releases,
+    want: &Want,
+    build: &Build,
+    env: &PythonEnv,
+) -> Result<(), String> {
+    if let Some(w) = &env.wheel {
+        let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
+        if !release.assets.iter().any(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix)) {
+            return Err(format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix));
+        }
+    }
+    let mut pins: Vec<(String, String)> = env
+        .requirements
+        .iter()
+        .filter_map(|r| r.split_once("=="))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    if build.version != want.version {
+        pins.push((want.engine.as_str().to_string(), want.version.clone()));
+    }
+    for (project, version) in pins {
+        let url = format!("{}/{project}/", cfg.pypi_simple.trim_end_matches('/'));
+        let resp =
+            sys.http_get(&url, "application/vnd.pypi.simple.v1+json").map_err(|e| format!("PyPI ({project}): {e}"))?;
+        let versions: Vec<String> = match resp.status {
+            200 => serde_json::from_slice::<serde_json::Value>(&resp.body)
+                .ok()
+                .and_then(|v| v.get("versions").and_then(|v| v.as_array()).cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            404 => vec![],
+            status => return Err(format!("PyPI ({project}): HTTP {status}")),
+        };
+        if !versions.iter().any(|v| v == &version || v.split('+').next() == Some(version.as_str())) {
+            return Err(format!("PyPI has no {project} {version}"));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a uv step; its failure in uv's own words.
-fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &str) -> Result<(), String> {
+fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &str, downloads: &str) -> Result<(), String> {
     let out = sys.run(cmd).map_err(|e| format!("{what}: {e}"))?;
     if out.success() {
         return Ok(());
     }
-    let said: Vec<&str> = out.stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    // One line: uv's report without its box-drawing, and files by name.
+    let said: Vec<String> = out
+        .stderr
+        .lines()
+        .map(|l| l.replace(downloads, "").replace(['×', '╰', '─', '▶'], "").trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
     Err(format!("{what} exited {}: {}", out.code.map_or("by a signal".into(), |c| c.to_string()), said.join(" ")))
 }
 

@@ -138,6 +138,8 @@ impl Failure {
 /// The outcome for one want (DESIGN.md section 8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
+    /// The want this status answers, as written: `vllm@0.20.1`, `llama.cpp@b10850:vulkan`.
+    pub want: String,
     /// The engine.
     pub engine: Engine,
     /// The version installed (can differ from the one asked for), or asked for.

@@ -43,6 +43,19 @@ pub(super) fn gpu_engine_here(engine: &str, host: &Host) -> Result<(), Refusal> 
     if !matches!(host.arch, Arch::Amd64 | Arch::Arm64) {
         return Err(super::unsupported(format!("{engine} publishes no Linux build for {}", host.arch)));
     }
+    // Jetson's integrated GPUs (Xavier 7.2, Orin 8.7) run CUDA through
+    // JetPack's own libraries; the aarch64 CUDA wheels on PyPI and PyTorch's
+    // index are built for Arm servers with discrete GPUs (SBSA). Source:
+    // NVIDIA's PyTorch for Jetson pages (separate JetPack wheels);
+    // bitsandbytes-foundation/bitsandbytes#1941. UNCONFIRMED for every wheel.
+    if let Some(g) = host.nvidia.iter().flat_map(|n| &n.gpus).find(|g| {
+        host.arch == Arch::Arm64 && matches!((g.compute_capability.major, g.compute_capability.minor), (7, 2) | (8, 7))
+    }) {
+        return Err(super::unsupported(format!(
+            "{engine}'s aarch64 CUDA wheels are built for Arm servers (SBSA), not for Jetson's integrated GPU ({}, compute capability {})",
+            g.name, g.compute_capability
+        )));
+    }
     Ok(())
 }
 

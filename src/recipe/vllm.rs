@@ -91,11 +91,14 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     let mut w = want.clone();
     if compare_versions(&v, CUDA13_SINCE).is_lt() {
         // PyPI's own build is CUDA 12 and is the only one; asked for cu129, this is it.
+        let mut notes = vec![];
         if w.variant.as_deref() == Some("cu129") {
             w.variant = Some("cu12".into());
+            notes.push(format!("cu129 was asked for; vLLM {v}'s CUDA 12 build is its PyPI build, cu12"));
         }
         let needs = GpuNeeds { driver: Some(nvidia::CUDA12_MIN_DRIVER), min_cc, jit: None };
-        return pick(&w, vec![Offer { build: pypi("cu12"), needs, what: format!("vLLM {v}") }], host, vec![]);
+        return pick(&w, vec![Offer { build: pypi("cu12"), needs, what: format!("vLLM {v}") }], host, notes)
+            .map_err(|r| downgraded(r, &note));
     }
     let arch = if host.arch == Arch::Arm64 { "aarch64" } else { "x86_64" };
     let mut cu129 = pypi("cu129");
@@ -128,4 +131,15 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         host,
         vec![],
     )
+    .map_err(|r| downgraded(r, &note))
+}
+
+/// A refusal of the older vLLM chosen for old GPUs, saying why it was chosen.
+fn downgraded(r: Refusal, note: &Option<String>) -> Refusal {
+    match (r, note) {
+        (Refusal::Unsupported { reason, excluded }, Some(n)) => {
+            Refusal::Unsupported { reason: format!("{n}, and that one cannot run either: {reason}"), excluded }
+        }
+        (r, _) => r,
+    }
 }

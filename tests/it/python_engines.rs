@@ -170,3 +170,47 @@ fn the_seeds_sglang_thresholds_fail_at_the_gpu_check(
     assert!(s.detail.contains("sgl_kernel cannot load its kernels"), "{}", s.detail);
     assert!(matches!(recipe::plan(&want, &host), Err(recipe::Refusal::Unsupported { .. })));
 }
+
+#[test]
+fn a_version_that_does_not_exist_is_named_and_nothing_is_installed_for_it() {
+    for (file, want) in [("v100.json", "vllm@9.9.9"), ("h100-ubuntu24.04-driver580.json", "vllm@9.9.9")] {
+        let mut sim = Simulation::start(super::host(file)).unwrap();
+        let s = sim.converge(&[Want::parse(want).unwrap()]).engines.remove(0);
+        assert_eq!(s.state, State::Failed, "{file}: {}", s.detail);
+        assert!(s.detail.contains("PyPI has no vllm 9.9.9"), "{file}: {}", s.detail);
+        assert!(!s.detail.contains("was installed for it"), "gcc installed for nothing: {}", s.detail);
+        assert!(!sim.system().host().packages.installed.contains("gcc"), "{file}");
+    }
+}
+
+#[test]
+fn without_a_package_manager_a_missing_compiler_is_named() {
+    let mut host = super::host("h100-ubuntu24.04-driver580.json");
+    host.os.package_family = llmgw::host::PackageFamily::None;
+    host.packages.installed.remove("gcc");
+    let s = simulate(&host, &[Want::parse("vllm@0.20.1").unwrap()]).unwrap().engines.remove(0);
+    assert_eq!(s.state, State::Failed, "{}", s.detail);
+    assert!(s.detail.contains("needs gcc"), "{}", s.detail);
+    host.packages.installed.insert("gcc".into());
+    let s = simulate(&host, &[Want::parse("vllm@0.20.1").unwrap()]).unwrap().engines.remove(0);
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+}
+
+#[test]
+fn jetson_gets_no_server_wheels() {
+    let s = one("jetson-agx-orin-jetpack6.json", "vllm@0.20.1");
+    assert_eq!(s.state, State::Unsupported, "{}", s.detail);
+    assert!(s.detail.contains("Jetson's integrated GPU"), "{}", s.detail);
+}
+
+#[test]
+fn the_status_says_which_want_it_answers() {
+    let report = simulate(
+        &super::host("v100.json"),
+        &[Want::parse("vllm@0.20.1").unwrap(), Want::parse("vllm@0.19.1").unwrap()],
+    )
+    .unwrap();
+    assert_eq!(report.engines[0].want, "vllm@0.20.1");
+    assert_eq!(report.engines[1].want, "vllm@0.19.1");
+    assert_eq!(report.engines[1].attempts[0].outcome, Outcome::Verified, "the first want's install answers the second");
+}

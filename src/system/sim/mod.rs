@@ -80,6 +80,13 @@ impl System for SimSystem {
         if let Some(out) = packages::run(&mut self.host, &name, &cmd.args) {
             return out;
         }
+        if name == "gcc" {
+            // The compiler of whichever package manager installed it.
+            return match self.host.packages.installed.contains("gcc") {
+                true => Ok(Output { code: Some(0), stdout: "gcc (GCC) 12.2.0\n".into(), ..Output::default() }),
+                false => Err(SysError::Spawn { program: name, message: "No such file or directory".into() }),
+            };
+        }
         if name == "ldd" {
             let [file] = cmd.args.as_slice() else {
                 return Ok(Output {

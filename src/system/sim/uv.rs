@@ -219,18 +219,29 @@ fn pip_install(host: &Host, local: &Local, args: &[String]) -> Result<String, St
     let pyproject: PyprojectIn = toml::from_str(&String::from_utf8_lossy(&text))
         .map_err(|e| format!("error: Failed to parse `{requirements}`: {e}"))?;
     let explicit: BTreeMap<String, String> = pyproject.tool.uv.index.into_iter().map(|i| (i.name, i.url)).collect();
+    // A source pins a package to an index only when the package is one of
+    // the project's own dependencies (uv's `Indexes::from_manifest`).
+    let direct: Vec<String> =
+        pyproject.project.dependencies.iter().filter_map(|d| parse_req(d)).map(|r| r.name).collect();
     let sources: BTreeMap<String, String> = pyproject
         .tool
         .uv
         .sources
         .into_iter()
         .map(|(name, s)| (normalize(&name), explicit.get(&s.index).cloned().unwrap_or_default()))
+        .filter(|(name, _)| direct.contains(name))
         .collect();
 
     // Resolve, breadth first, exact pins only.
     let mut chosen: BTreeMap<String, Chosen> = BTreeMap::new();
     let mut queue: VecDeque<Req> = pyproject.project.dependencies.iter().filter_map(|d| parse_req(d)).collect();
     while let Some(req) = queue.pop_front() {
+        // A bare name waits for the pins: a real resolver chooses the
+        // version every requirement allows, not the newest on its own.
+        if req.pin.is_none() && req.file.is_none() && queue.iter().any(|r| r.pin.is_some() || r.file.is_some()) {
+            queue.push_back(req);
+            continue;
+        }
         if let Some(c) = chosen.get(&req.name) {
             match &req.pin {
                 Some(pin) if !pin_matches(pin, &c.version) => {
