@@ -12,6 +12,7 @@
 
 pub mod archive;
 pub mod converge;
+pub mod discover;
 pub mod host;
 pub mod matrix;
 pub mod mock_server;

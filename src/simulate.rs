@@ -80,6 +80,7 @@ impl Simulation {
             github_api: server.base_url(),
             pypi_simple: server.pypi_simple_url(),
             pytorch_whl: server.pytorch_url(),
+            check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
         };
         Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg })
     }

@@ -2,11 +2,14 @@
 //! subcommand. No logic lives here: each command parses its input, calls
 //! the library, renders, and returns the exit code.
 
+mod discover;
 mod input;
 mod matrix;
 mod mock_server;
 mod output;
 mod plan;
+mod progress;
+mod provision;
 mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -52,8 +55,12 @@ pub enum Command {
     Plan(plan::Args),
     /// Run every host description against every want and compare with the golden outcomes.
     Matrix(matrix::Args),
+    /// Install engines on this machine for real: discover it, converge, report.
+    Provision(provision::Args),
     /// Serve the fake GitHub release server (the simulations' publisher) on loopback.
     MockServer(mock_server::Args),
+    /// Print this machine as a host description (JSON) that `simulate --host` accepts.
+    Discover(discover::Args),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -62,6 +69,8 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Simulate(a) => simulate::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Matrix(a) => matrix::run(a),
+        Command::Provision(a) => provision::run(a),
         Command::MockServer(a) => mock_server::run(a),
+        Command::Discover(a) => discover::run(a),
     }
 }

@@ -90,7 +90,8 @@ fn source(s: &Source) -> String {
     }
 }
 
-fn text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> String {
+/// The plans for a person: per want, the candidates and why each other build is left out.
+pub fn text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> String {
     let mut out = format!("host: {}\n", host.name);
     for (w, p) in plans {
         let _ = writeln!(out, "\n{w}");

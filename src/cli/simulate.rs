@@ -45,8 +45,10 @@ pub struct Args {
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Format {
+pub enum Format {
+    /// For a person.
     Text,
+    /// For programs.
     Json,
 }
 

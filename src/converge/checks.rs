@@ -10,9 +10,6 @@ use crate::parse::{devices, ldd};
 use crate::recipe::{Build, GpuCheck};
 use crate::system::{Cmd, System, UnpackedFile};
 
-/// Seconds the version command and the device listing may take.
-const PROGRAM_TIMEOUT_SECS: u64 = 120;
-
 /// Finds the first regular file named `name` in `root`, breadth first, in
 /// name order; `None` when there is none.
 ///
@@ -92,8 +89,8 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
 ///
 /// # Errors
 /// The sentence with the exit status and the program's first line of error.
-pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<String, String> {
-    let cmd = Cmd::new(binary, build.version_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
+pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path, timeout: u64) -> Result<String, String> {
+    let cmd = Cmd::new(binary, build.version_args.clone()).timeout(timeout);
     let shown = format!("{} {}", build.binary, build.version_args.join(" "));
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let text = format!("{}{}", out.stdout, out.stderr);
@@ -115,11 +112,17 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path) -> Resul
 ///
 /// # Errors
 /// The sentence of the check that failed.
-pub fn gpu_computes(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
+pub fn gpu_computes(
+    sys: &mut dyn System,
+    build: &Build,
+    binary: &Path,
+    host: &Host,
+    timeout: u64,
+) -> Result<String, String> {
     match &build.gpu {
         None => Ok(String::new()),
-        Some(GpuCheck::Devices(_)) => gpus_listed(sys, build, binary, host),
-        Some(GpuCheck::Torch { modules }) => torch_computes(sys, build, binary, host, modules),
+        Some(GpuCheck::Devices(_)) => gpus_listed(sys, build, binary, host, timeout),
+        Some(GpuCheck::Torch { modules }) => torch_computes(sys, build, binary, host, modules, timeout),
     }
 }
 
@@ -151,9 +154,10 @@ fn torch_computes(
     binary: &Path,
     host: &Host,
     modules: &[String],
+    timeout: u64,
 ) -> Result<String, String> {
     let python = binary.with_file_name("python");
-    let cmd = Cmd::new(&python, ["-c".to_string(), torch_check_script(modules)]).timeout(PROGRAM_TIMEOUT_SECS);
+    let cmd = Cmd::new(&python, ["-c".to_string(), torch_check_script(modules)]).timeout(timeout);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     if !out.success() {
         // A traceback's last line is the exception, in CUDA's or torch's words.
@@ -202,11 +206,17 @@ pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>
 ///
 /// # Errors
 /// The sentence saying what was listed, with the backend's own diagnostics.
-fn gpus_listed(sys: &mut dyn System, build: &Build, binary: &Path, host: &Host) -> Result<String, String> {
+fn gpus_listed(
+    sys: &mut dyn System,
+    build: &Build,
+    binary: &Path,
+    host: &Host,
+    timeout: u64,
+) -> Result<String, String> {
     let Some(gpu) = build.gpu_backend() else {
         return Ok(String::new());
     };
-    let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(PROGRAM_TIMEOUT_SECS);
+    let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(timeout);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let shown = format!("{} {}", build.binary, gpu.list_args.join(" "));
     if !out.success() {

@@ -40,7 +40,14 @@ pub struct Config {
     /// PyTorch's wheel host, under which each CUDA version has its index
     /// ([`PYTORCH_WHL`], or the fake server's).
     pub pytorch_whl: String,
+    /// Seconds a build's version command and GPU check may run before they
+    /// are killed and the build counts as failed ([`CHECK_TIMEOUT_SECS`]).
+    pub check_timeout_secs: u64,
 }
+
+/// The default limit of a check's process, in seconds: a GPU check imports
+/// torch and initialises CUDA, which takes tens of seconds on a cold node.
+pub const CHECK_TIMEOUT_SECS: u64 = 120;
 
 /// PyPI's simple index, which uv reads in its JSON form (PEP 691).
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
@@ -50,6 +57,13 @@ pub const PYTORCH_WHL: &str = "https://download.pytorch.org/whl";
 
 /// Converges every want in order; one status per want.
 pub fn converge(sys: &mut dyn System, host: &Host, cfg: &Config, wants: &[Want]) -> Vec<Status> {
+    match record::clean_incomplete(sys, &cfg.engines_dir) {
+        Ok(removed) if !removed.is_empty() => {
+            tracing::warn!("removed what an interrupted install left: {}", removed.join(", "))
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("could not clean the engines directory: {e}"),
+    }
     let mut releases = Releases::default();
     wants.iter().map(|w| converge_one(sys, host, cfg, w, &mut releases)).collect()
 }
@@ -102,7 +116,7 @@ pub fn install_plan(
     // name) does not answer a want that leaves the choice to the machine.
     for build in &plan.candidates {
         let paths = Paths::new(&cfg.engines_dir, want.engine, build);
-        match verify_installed(sys, host, want, build, &paths) {
+        match verify_installed(sys, host, cfg, want, build, &paths) {
             Verified::Absent => {}
             Verified::Whole(binary, why) => {
                 attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
@@ -193,7 +207,14 @@ enum Verified {
 }
 
 /// Whether an install of `build` is recorded, whole and working.
-fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Build, paths: &Paths) -> Verified {
+fn verify_installed(
+    sys: &mut dyn System,
+    host: &Host,
+    cfg: &Config,
+    want: &Want,
+    build: &Build,
+    paths: &Paths,
+) -> Verified {
     let record = match sys.read(&paths.record) {
         Ok(Some(bytes)) => match serde_json::from_slice::<InstallRecord>(&bytes) {
             Ok(r) => r,
@@ -217,7 +238,7 @@ fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Buil
         }
     }
     let binary = paths.install.join(&record.binary);
-    match works(sys, host, build, &binary) {
+    match works(sys, host, cfg, build, &binary) {
         Ok(why) => Verified::Whole(binary, why),
         Err(f) => Verified::Broken(f.reason),
     }
@@ -225,14 +246,16 @@ fn verify_installed(sys: &mut dyn System, host: &Host, want: &Want, build: &Buil
 
 /// The checks that an installed build runs here: `ldd` (of the binary, or
 /// of a Python environment's interpreter), version, GPU.
-fn works(sys: &mut dyn System, host: &Host, build: &Build, binary: &Path) -> Result<String, Failure> {
+fn works(sys: &mut dyn System, host: &Host, cfg: &Config, build: &Build, binary: &Path) -> Result<String, Failure> {
     match build.source {
         Source::Python(_) => checks::libraries_load(sys, build, &python::interpreter(binary)),
         Source::Archives { .. } => checks::libraries_load(sys, build, binary),
     }
     .map_err(Failure::at(Check::Ldd))?;
-    let version = checks::version_runs(sys, build, binary).map_err(Failure::at(Check::Version))?;
-    let gpus = checks::gpu_computes(sys, build, binary, host).map_err(Failure::at(Check::Gpu))?;
+    let version =
+        checks::version_runs(sys, build, binary, cfg.check_timeout_secs).map_err(Failure::at(Check::Version))?;
+    let gpus =
+        checks::gpu_computes(sys, build, binary, host, cfg.check_timeout_secs).map_err(Failure::at(Check::Gpu))?;
     Ok(match (&build.gpu, gpus.is_empty()) {
         (_, true) => version,
         (Some(recipe::GpuCheck::Devices(_)), false) => format!("lists {gpus}"),
@@ -313,7 +336,7 @@ fn install_tree(
 
     let binary = checks::find_binary(sys, &tree, &build.binary)?
         .ok_or_else(|| format!("the installed tree holds no {}", build.binary))?;
-    let mut why = works(sys, host, build, &binary)?;
+    let mut why = works(sys, host, cfg, build, &binary)?;
     if !installed.is_empty() {
         let s = if installed.len() == 1 { "" } else { "s" };
         why = format!("installed the OS package{s} {}; {why}", installed.join(", "));

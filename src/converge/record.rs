@@ -87,3 +87,33 @@ impl Paths {
         self.staging.join("tree")
     }
 }
+
+/// Removes what an interrupted installer left: the staging area, and every
+/// install directory without its record (a crash between the rename and the
+/// record). Nothing in them ever counted as installed.
+///
+/// # Errors
+/// The sentence of what could not be listed or removed.
+pub fn clean_incomplete(sys: &mut dyn crate::system::System, engines: &Path) -> Result<Vec<String>, String> {
+    let mut removed = Vec::new();
+    let staging = engines.join(".staging");
+    if sys.list_dir(&staging).map_err(|e| e.to_string())?.is_some_and(|e| !e.is_empty()) {
+        sys.remove(&staging).map_err(|e| e.to_string())?;
+        removed.push(".staging".to_string());
+    }
+    for engine in sys.list_dir(engines).map_err(|e| e.to_string())?.unwrap_or_default() {
+        if !engine.is_dir || engine.name.starts_with('.') {
+            continue;
+        }
+        let dir = engines.join(&engine.name);
+        let entries = sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default();
+        for e in entries.iter().filter(|e| e.is_dir) {
+            let record = format!("{}.json", e.name);
+            if !entries.iter().any(|r| !r.is_dir && r.name == record) {
+                sys.remove(&dir.join(&e.name)).map_err(|e| e.to_string())?;
+                removed.push(format!("{}/{}", engine.name, e.name));
+            }
+        }
+    }
+    Ok(removed)
+}

@@ -85,6 +85,24 @@ const NOT_FOUND_TAG: &str = r#"{"message":"Not Found","documentation_url":"https
 const NOT_FOUND_API: &str =
     r#"{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}"#;
 
+/// The asset of `release` named `name`.
+fn asset_of<'a>(release: &'a Release, name: &str) -> Option<&'a Asset> {
+    release.assets.iter().find(|a| a.name == name)
+}
+
+/// What the download host serves for an asset: its bytes, or for a
+/// `tampered` asset the same bytes with one changed, so that they no longer
+/// match the digest GitHub computed at upload.
+fn served_body(asset: Option<&Asset>, bytes: &[u8]) -> Vec<u8> {
+    let mut body = bytes.to_vec();
+    if asset.is_some_and(|a| a.tampered)
+        && let Some(b) = body.get_mut(bytes.len() / 2)
+    {
+        *b ^= 0x01;
+    }
+    body
+}
+
 /// The catalog embedded from `mocks/`: every release the fake server
 /// publishes, parsed once.
 ///
@@ -271,7 +289,7 @@ impl FakeServer {
                 mocks.push(
                     Mock::given(method("GET")).and(decoded_path(s.download_path.clone())).respond_with(
                         ResponseTemplate::new(200)
-                            .set_body_raw(s.bytes.clone(), "application/octet-stream")
+                            .set_body_raw(served_body(asset_of(release, &s.name), &s.bytes), "application/octet-stream")
                             .insert_header("content-disposition", format!("attachment; filename={}", s.name).as_str()),
                     ),
                 );

@@ -47,10 +47,11 @@ pub fn build(asset: &Asset, mtime: u64) -> Vec<u8> {
                 append_dir(&mut tar, &format!("{}/{parent}", asset.top), mtime);
             }
         }
-        let (data, mode) = match (&file.elf, &file.text) {
-            (Some(stub), _) => (stub.to_bytes(), ELF_MODE),
-            (None, Some(text)) => (text.clone().into_bytes(), TEXT_MODE),
-            (None, None) => (Vec::new(), TEXT_MODE),
+        let (data, mode) = match (&file.raw, &file.elf, &file.text) {
+            (Some(raw), _, _) => (raw.clone(), ELF_MODE),
+            (None, Some(stub), _) => (stub.to_bytes(), ELF_MODE),
+            (None, None, Some(text)) => (text.clone().into_bytes(), TEXT_MODE),
+            (None, None, None) => (Vec::new(), TEXT_MODE),
         };
         let mut header = header(tar::EntryType::Regular, mode, mtime);
         header.set_size(data.len() as u64);
@@ -143,12 +144,13 @@ mod tests {
             name: "t.tar.gz".into(),
             top: "llama-b1".into(),
             files: vec![
-                File { path: "llama-server".into(), elf: Some(server), text: None },
-                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), text: None },
-                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None },
-                File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()) },
+                File { path: "llama-server".into(), elf: Some(server), text: None, raw: None },
+                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), text: None, raw: None },
+                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None, raw: None },
+                File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()), raw: None },
             ],
             wheel: None,
+            tampered: false,
         }
     }
 

@@ -59,6 +59,10 @@ pub struct Asset {
     /// For a wheel asset, what the wheel is; its `filename` is the asset's `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wheel: Option<Dist>,
+    /// Whether the download host serves bytes other than those GitHub
+    /// digested (one byte changed): a corrupted mirror, for tests.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tampered: bool,
 }
 
 /// One file of an asset: a simulated ELF file or plain text.
@@ -73,6 +77,10 @@ pub struct File {
     /// A text file's contents (mode 0644).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// Raw bytes (mode 0755): a real program built by a test, for the real
+    /// machine's `ldd` and processes. Not read from `mocks/`.
+    #[serde(skip)]
+    pub raw: Option<Vec<u8>>,
 }
 
 /// A Python package index the fake server serves in PyPI's JSON simple API

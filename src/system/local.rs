@@ -84,6 +84,20 @@ impl Local {
 
     /// See [`super::System::download`].
     pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+        self.download_reporting(url, dest, &mut |_, _| {})
+    }
+
+    /// As [`Local::download`], calling `progress(bytes so far, total bytes
+    /// when the server said)` as the body arrives.
+    ///
+    /// # Errors
+    /// As [`super::System::download`].
+    pub fn download_reporting(
+        &self,
+        url: &str,
+        dest: &Path,
+        progress: &mut dyn FnMut(u64, Option<u64>),
+    ) -> Result<Downloaded, SysError> {
         let mut resp = self.get(url, "application/octet-stream")?;
         let status = resp.status();
         if !status.is_success() {
@@ -91,6 +105,7 @@ impl Local {
             let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
             return Err(SysError::Http { status: status.as_u16(), message: github_message(&body) });
         }
+        let total = resp.content_length();
         let mut out = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -107,6 +122,7 @@ impl Local {
             hasher.update(&buf[..n]);
             out.write_all(&buf[..n]).map_err(|e| SysError::io("write", dest, &e))?;
             bytes += n as u64;
+            progress(bytes, total);
         }
         if self.durable {
             out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;

@@ -7,6 +7,7 @@
 //! run the same convergence, and a test can add a third.
 
 pub mod local;
+pub mod real;
 pub mod sim;
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@ mod invariants;
 mod matrix;
 mod outcomes;
 mod python_engines;
+mod real;
 mod rerun;
 
 use std::path::PathBuf;

@@ -50,3 +50,19 @@ fn a_failed_build_leaves_no_staging_and_no_install() {
     assert!(left.is_empty(), "staging left behind: {left:?}");
     assert!(!sim.engines_dir().join("llama.cpp/b10850-cpu").exists());
 }
+
+#[test]
+fn what_an_interrupted_install_left_is_cleaned_and_never_counted() {
+    let mut sim = Simulation::start(super::host("nogpu-debian12.json")).unwrap();
+    let want = [Want::parse("llama.cpp@b10850").unwrap()];
+    sim.converge(&want);
+    // A crash after the rename and before the record; and staging left behind.
+    let record = sim.engines_dir().join("llama.cpp/b10850-cpu.json");
+    std::fs::remove_file(&record).unwrap();
+    std::fs::create_dir_all(sim.engines_dir().join(".staging/llama.cpp-b10850-cpu/tree")).unwrap();
+    let s = sim.converge(&want).engines.remove(0);
+    assert_eq!(s.state, State::Ready);
+    assert_eq!(s.attempts[0].outcome, Outcome::Installed, "not verified: without its record it was no install");
+    assert!(record.exists());
+    assert!(!sim.engines_dir().join(".staging/llama.cpp-b10850-cpu").exists());
+}

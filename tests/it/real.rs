@@ -1,0 +1,270 @@
+//! The real path on this machine: `llmgw provision` against the fake
+//! release server, with archives whose programs are real ELF files built
+//! here with `cc`, checked by the real `ldd` and run as real processes.
+//! The same convergence as in simulation, on real tools' answers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use llmgw::mock_server::FakeServer;
+use llmgw::mock_server::truth::{Asset, Catalog, File, Release};
+use serde_json::Value;
+
+/// Compiles C `source` into `out` with `args`; panics with cc's words.
+fn cc(dir: &Path, name: &str, source: &str, args: &[&str]) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let out = dir.join(name);
+    let status = Command::new("cc").arg(&src).arg("-o").arg(&out).args(args).current_dir(dir).output().unwrap();
+    assert!(status.status.success(), "cc {name}: {}", String::from_utf8_lossy(&status.stderr));
+    out
+}
+
+/// A `llama-server` that answers `--version` on stderr and lists an RTX
+/// 3090 through CUDA and Vulkan, in the real one's formats; `call` is a
+/// statement calling into a library.
+fn server_source(call: &str) -> String {
+    format!(
+        r#"#include <stdio.h>
+#include <string.h>
+{decl}
+int main(int argc, char **argv) {{
+    {call}
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {{ fprintf(stderr, "version: 10850 (fe14399)\nbuilt with cc\n"); return 0; }}
+    if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) {{
+        printf("Available devices:\n  CUDA0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
+        printf("  Vulkan0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
+        return 0;
+    }}
+    return 1;
+}}
+"#,
+        decl = if call.is_empty() { "" } else { "int llmgw_probe(void);" },
+    )
+}
+
+/// Real programs for three builds: one that loads, one linked against a
+/// library that is not shipped, one needing a symbol version its shipped
+/// library lacks.
+struct Programs {
+    good: Vec<u8>,
+    missing_lib: Vec<u8>,
+    versioned: Vec<u8>,
+    old_versioned_lib: Vec<u8>,
+    plain_lib: Vec<u8>,
+}
+
+fn programs(dir: &Path) -> Programs {
+    let lib = "int llmgw_probe(void) { return 0; }\n";
+    cc(dir, "libllmgwmissing.so", lib, &["-shared", "-fPIC"]);
+    std::fs::write(dir.join("v2.map"), "LLMGW_2.0 { global: llmgw_probe; local: *; };\n").unwrap();
+    std::fs::write(dir.join("v1.map"), "LLMGW_1.0 { global: llmgw_probe; local: *; };\n").unwrap();
+    cc(dir, "libllmgwv.so", lib, &["-shared", "-fPIC", "-Wl,--version-script=v2.map", "-Wl,-soname,libllmgwv.so"]);
+    let good = cc(dir, "good", &server_source(""), &[]);
+    let missing =
+        cc(dir, "missing", &server_source("llmgw_probe();"), &["-L.", "-lllmgwmissing", "-Wl,-rpath,$ORIGIN"]);
+    let versioned = cc(dir, "versioned", &server_source("llmgw_probe();"), &["-L.", "-lllmgwv", "-Wl,-rpath,$ORIGIN"]);
+    // The library shipped beside it: the same soname, an older version node.
+    let old_dir = dir.join("old");
+    std::fs::create_dir_all(&old_dir).unwrap();
+    std::fs::copy(dir.join("v1.map"), old_dir.join("v1.map")).unwrap();
+    let old = cc(
+        &old_dir,
+        "libllmgwv.so",
+        lib,
+        &["-shared", "-fPIC", "-Wl,--version-script=v1.map", "-Wl,-soname,libllmgwv.so"],
+    );
+    let plain = cc(dir, "libplain.so", lib, &["-shared", "-fPIC"]);
+    let read = |p: PathBuf| std::fs::read(p).unwrap();
+    Programs {
+        good: read(good),
+        missing_lib: read(missing),
+        versioned: read(versioned),
+        old_versioned_lib: read(old),
+        plain_lib: read(plain),
+    }
+}
+
+fn raw(path: &str, bytes: &[u8]) -> File {
+    File { path: path.into(), elf: None, text: None, raw: Some(bytes.to_vec()) }
+}
+
+fn asset(name: &str, files: Vec<File>) -> Asset {
+    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false }
+}
+
+/// A llama.cpp b10850 release whose CUDA 12.8 build is `cuda`'s files and
+/// whose Vulkan and CPU builds load and run here.
+fn catalog(p: &Programs, cuda: Vec<File>) -> Catalog {
+    let backends = |gpu: Option<&str>| {
+        let mut files = vec![raw("libggml-cpu-x64.so", &p.plain_lib)];
+        if let Some(lib) = gpu {
+            files.push(raw(lib, &p.plain_lib));
+        }
+        files
+    };
+    let mut vulkan = vec![raw("llama-server", &p.good)];
+    vulkan.extend(backends(Some("libggml-vulkan.so")));
+    let mut cpu = vec![raw("llama-server", &p.good)];
+    cpu.extend(backends(None));
+    let mut cuda_files = cuda;
+    cuda_files.extend(backends(Some("libggml-cuda.so")));
+    Catalog {
+        releases: vec![Release {
+            engine: "llama.cpp".into(),
+            version: "b10850".into(),
+            repo: "ggml-org/llama.cpp".into(),
+            tag: "b10850".into(),
+            commit: "fe14399".into(),
+            published_at: "2026-10-20T14:03:11Z".into(),
+            sources: vec!["programs built by this test with cc".into()],
+            assets: vec![
+                asset("llama-b10850-bin-ubuntu-x64.tar.gz", cpu),
+                asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", cuda_files),
+                asset(
+                    "cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz",
+                    vec![raw("libcudart.so.12", &p.plain_lib)],
+                ),
+                asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", vulkan),
+            ],
+        }],
+        indexes: vec![],
+    }
+}
+
+/// An RTX 3090 on driver 550 without a package manager: candidates
+/// cuda-12.8, then vulkan; no package is installed on this machine.
+fn gpu_host(dir: &Path) -> PathBuf {
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(super::host_path("rtx3090-ubuntu22.04-driver550.json")).unwrap())
+            .unwrap();
+    v["os"]["package_family"] = "none".into();
+    let path = dir.join("host.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+fn provision(server: &FakeServer, host: &Path, engines: &Path, want: &str) -> (i32, Value) {
+    let out = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["provision", "--check-timeout", "2", "--format", "json", "--want", want, "--host"])
+        .arg(host)
+        .arg("--engines-dir")
+        .arg(engines)
+        .args(["--github-api", &server.base_url()])
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.code().unwrap_or(-1), json)
+}
+
+#[test]
+fn real_ldd_drives_the_fallback_as_the_simulated_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    for (cuda, says) in [
+        (vec![raw("llama-server", &p.missing_lib)], "not found: libllmgwmissing.so (needed by llama-server)"),
+        (
+            vec![raw("llama-server", &p.versioned), raw("libllmgwv.so", &p.old_versioned_lib)],
+            "this system's libraries lack LLMGW_2.0 (libllmgwv.so)",
+        ),
+    ] {
+        let server = FakeServer::start(&catalog(&p, cuda)).unwrap();
+        let engines = tempfile::tempdir_in(dir.path()).unwrap().keep();
+        let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+        let s = &report["engines"][0];
+        assert_eq!(code, 0, "{s}");
+        assert_eq!(s["variant"], "vulkan", "{s}");
+        let cuda = &s["attempts"][0];
+        assert_eq!(
+            (cuda["variant"].as_str(), cuda["outcome"].as_str(), cuda["check"].as_str()),
+            (Some("cuda-12.8"), Some("failed"), Some("ldd"))
+        );
+        assert!(cuda["reason"].as_str().unwrap().contains(says), "{}", cuda["reason"]);
+        assert!(s["attempts"][1]["reason"].as_str().unwrap().contains("Vulkan0: NVIDIA GeForce RTX 3090"), "{s}");
+        let binary = PathBuf::from(s["binary"].as_str().unwrap());
+        assert!(binary.starts_with(&engines) && binary.ends_with("llama.cpp/b10850-vulkan/llama-b10850/llama-server"));
+        assert!(!engines.join(".staging/llama.cpp-b10850-cuda-12.8").exists(), "the failed build's staging is gone");
+    }
+}
+
+#[test]
+fn provision_installs_and_a_second_run_downloads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let (code, first) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!(code, 0, "{first}");
+    assert_eq!(first["engines"][0]["variant"], "cuda-12.8");
+    let downloads = server.downloads();
+    assert_eq!(downloads, 2, "the build and its cudart archive");
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(engines.join("llama.cpp/b10850-cuda-12.8.json")).unwrap()).unwrap();
+    assert_eq!(record["assets"].as_array().unwrap().len(), 2);
+    let (code, second) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!(code, 0);
+    assert_eq!(second["engines"][0]["attempts"][0]["outcome"], "verified");
+    assert_eq!(server.downloads(), downloads, "nothing downloaded again");
+}
+
+#[test]
+fn a_tampered_asset_is_refused_naming_both_digests() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let mut cat = catalog(&p, vec![raw("llama-server", &p.good)]);
+    cat.releases[0].assets[1].tampered = true;
+    let server = FakeServer::start(&cat).unwrap();
+    let engines = dir.path().join("engines");
+    let (_, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    let s = &report["engines"][0];
+    assert_eq!(s["variant"], "vulkan", "the next build is tried: {s}");
+    let reason = s["attempts"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("does not match the publisher's digest"), "{reason}");
+    let hexes = reason.split(|c: char| !c.is_ascii_hexdigit()).filter(|w| w.len() == 64).count();
+    assert_eq!(hexes, 2, "both digests named: {reason}");
+    assert!(!engines.join("llama.cpp/b10850-cuda-12.8").exists());
+}
+
+#[test]
+fn a_program_that_hangs_is_killed_at_its_limit_and_the_next_build_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    // A cuda-12.8 llama-server that never answers: the version check's limit kills it.
+    let hang = cc(dir.path(), "hang", "#include <unistd.h>\nint main(void) { for (;;) pause(); }\n", &[]);
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &std::fs::read(hang).unwrap())])).unwrap();
+    let host = gpu_host(dir.path());
+    let engines = dir.path().join("engines");
+    let started = std::time::Instant::now();
+    let (_, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    let s = &report["engines"][0];
+    assert_eq!(s["variant"], "vulkan", "{s}");
+    let reason = s["attempts"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("was killed"), "{reason}");
+    assert!(started.elapsed().as_secs() < 30, "killed at its 2 s limit");
+}
+
+#[test]
+fn dry_run_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let engines = dir.path().join("engines");
+    let out = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["provision", "--dry-run", "--want", "llama.cpp@b10850", "--host"])
+        .arg(super::host_path("v100.json"))
+        .arg("--engines-dir")
+        .arg(&engines)
+        .args(["--github-api", "http://127.0.0.1:9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("1. vulkan") && text.contains("nothing was downloaded"), "{text}");
+    assert!(!engines.exists());
+}
