@@ -34,7 +34,8 @@ pub struct Args {
 }
 
 /// Runs `discover`: exit 0 with the description; 2 for a bad --replay or
-/// --capture folder; 3 when this machine cannot be described.
+/// --capture folder (a replay that cannot be described is the folder's
+/// fault); 3 when this machine cannot be described.
 pub fn run(args: Args) -> Result<i32, Failure> {
     let found = match (&args.replay, &args.capture) {
         (Some(dir), _) => {
@@ -48,14 +49,15 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             let found = discover::discover_at(&mut capture, &args.engines_dir);
             // Saved even when discovery failed: then it is most worth a look.
             let written = capture.finish(dir).map_err(|e| Failure::Internal(e.to_string()))?;
-            eprintln!("llmgw: saved {} answers into {}", written.len(), dir.display());
+            eprintln!("llmgw: saved {} files into {}", written.len(), dir.display());
             found
         }
         (None, None) => discover::discover_at(&mut RealProbe::new(), &args.engines_dir),
     };
-    let Discovered { host, warnings } = found.map_err(|e| match e {
-        DiscoverError::Replay { .. } => bad(e),
-        e => Failure::Internal(format!("cannot describe this machine: {e}")),
+    let Discovered { host, warnings } = found.map_err(|e| match &args.replay {
+        // Replaying, the folder is the input: whatever it lacks is its fault.
+        Some(dir) => Failure::BadInput(format!("--replay `{}`: {e}", dir.display())),
+        None => Failure::Internal(format!("cannot describe this machine: {e}")),
     })?;
     for w in &warnings {
         eprintln!("llmgw: warning: {w}");

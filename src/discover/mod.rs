@@ -430,7 +430,7 @@ fn packages(
 /// with a warning when a driver is there but fails.
 fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Option<Nvidia>, DiscoverError> {
     let kernel = kernel_module(probe, warnings)?;
-    let mut found: Option<(DriverVersion, Vec<(String, Option<ComputeCapability>, Option<u64>)>)> = None;
+    let mut found: Option<(DriverVersion, NvmlRows)> = None;
     let nvml = probe.nvml()?;
     if let Some(report) = &nvml {
         found = from_nvml(report, warnings);
@@ -530,6 +530,7 @@ fn kernel_module(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Op
     Ok(proc.as_deref().and_then(parse::proc_driver_version))
 }
 
+/// GPUs as NVML or nvidia-smi gave them: name, compute capability, memory in MiB.
 type NvmlRows = Vec<(String, Option<ComputeCapability>, Option<u64>)>;
 
 /// The driver and GPUs NVML gave; `None`, with a warning, when it failed.

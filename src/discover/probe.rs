@@ -14,7 +14,7 @@
 //! | `uname-m`, `ldd-version`, `getconf-gnu-libc-version`, `nvidia-smi.csv`, `packages.txt` | a command's standard output |
 //! | `NAME.stderr`, `NAME.exit` | beside a command's file: its standard error, and its exit code when not 0 (`killed` at its time limit) |
 //! | `package-manager` | the path of the package manager's installer (`/usr/bin/apt-get`) |
-//! | `statvfs` | free bytes of the engines directory's file system, then the path measured |
+//! | `statvfs` | free bytes of the engines directory's file system, then the engines directory asked about |
 //! | `euid` | the effective user id |
 //! | `nvml.json` | what NVML answered ([`NvmlReport`]) |
 //!

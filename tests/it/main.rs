@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod cli;
+mod discover;
 mod edges;
 mod gpu_check;
 mod invariants;

@@ -1,0 +1,282 @@
+//! `llmgw discover`: the captures of `tests/discover/` (written by hand from
+//! the public formats of the files they stand for) replayed into host
+//! descriptions that `simulate` accepts, and this machine described for real.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use llmgw::discover::{self, Discovered, ReplayProbe};
+use llmgw::host::{Arch, Host, Libc, PackageFamily};
+use llmgw::simulate::{default_wants, simulate};
+
+fn llmgw() -> Command {
+    Command::cargo_bin("llmgw").unwrap()
+}
+
+fn capture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/discover").join(name)
+}
+
+fn replay(name: &str) -> Discovered {
+    let mut probe = ReplayProbe::new(&capture(name)).unwrap();
+    discover::discover(&mut probe).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// What a capture must describe.
+struct Expect {
+    capture: &'static str,
+    name: &'static str,
+    arch: Arch,
+    os: (&'static str, &'static str, PackageFamily),
+    glibc: &'static str,
+    glibcxx: &'static str,
+    cpu: &'static str,
+    flags: &'static [&'static str],
+    /// Driver, GPU count, first GPU's name, compute capability, memory in MiB, Vulkan ICD.
+    nvidia: Option<(&'static str, usize, &'static str, &'static str, u64, bool)>,
+    disk_free_gb: u64,
+    installed: &'static [&'static str],
+    installable: bool,
+    /// A word each warning must hold, in order.
+    warnings: &'static [&'static str],
+    /// State and variant of llama.cpp@b10850 and vllm@0.20.1 in simulation.
+    outcomes: [(&'static str, &'static str); 2],
+}
+
+const EXPECTED: &[Expect] = &[
+    Expect {
+        capture: "dgx-h100",
+        name: "dgx01 (8x NVIDIA H100 80GB HBM3, driver 580.95.05, ubuntu 24.04)",
+        arch: Arch::Amd64,
+        os: ("ubuntu", "24.04", PackageFamily::Deb),
+        glibc: "2.39",
+        glibcxx: "3.4.33",
+        cpu: "Intel(R) Xeon(R) Platinum 8480+",
+        flags: &["avx2", "avx512f", "amx_tile", "fma"],
+        nvidia: Some(("580.95.05", 8, "NVIDIA H100 80GB HBM3", "9.0", 81559, true)),
+        disk_free_gb: 3517,
+        installed: &["gcc", "libgomp1", "libvulkan1"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("ready", "cuda-13.3"), ("ready", "cu13")],
+    },
+    Expect {
+        capture: "gh200",
+        name: "gh200-01 (1x NVIDIA GH200 480GB, driver 580.95.05, ubuntu 24.04, arm64)",
+        arch: Arch::Arm64,
+        os: ("ubuntu", "24.04", PackageFamily::Deb),
+        glibc: "2.39",
+        glibcxx: "3.4.33",
+        cpu: "Neoverse-V2",
+        flags: &["asimd", "sve2", "i8mm", "bf16"],
+        nvidia: Some(("580.95.05", 1, "NVIDIA GH200 480GB", "9.0", 97871, true)),
+        disk_free_gb: 1500,
+        installed: &["gcc", "libgomp1"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("ready", "cuda-13.3"), ("ready", "cu13")],
+    },
+    Expect {
+        capture: "jetson-agx-orin",
+        name: "orin-agx (1x Orin (nvgpu), driver 540.4.0, ubuntu 22.04, arm64)",
+        arch: Arch::Arm64,
+        os: ("ubuntu", "22.04", PackageFamily::Deb),
+        glibc: "2.35",
+        glibcxx: "3.4.30",
+        cpu: "Cortex-A78AE",
+        flags: &["asimd", "asimddp", "paca"],
+        // No memory of its own: the system's MemTotal.
+        nvidia: Some(("540.4.0", 1, "Orin (nvgpu)", "8.7", 62841, true)),
+        disk_free_gb: 180,
+        installed: &["gcc", "libgomp1", "libvulkan1"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("failed", ""), ("unsupported", "")],
+    },
+    Expect {
+        capture: "rhel9-a100",
+        name: "gpu-a100-07.example.internal (4x NVIDIA A100-SXM4-80GB, driver 550.144.03, rhel 9.4)",
+        arch: Arch::Amd64,
+        os: ("rhel", "9.4", PackageFamily::Rpm),
+        glibc: "2.34",
+        glibcxx: "3.4.29",
+        cpu: "AMD EPYC 7763 64-Core Processor",
+        flags: &["avx2", "fma", "sse4_2"],
+        nvidia: Some(("550.144.03", 4, "NVIDIA A100-SXM4-80GB", "8.0", 81920, false)),
+        disk_free_gb: 900,
+        installed: &["gcc", "libgomp"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("failed", ""), ("ready", "cu129")],
+    },
+    Expect {
+        capture: "laptop-nogpu",
+        name: "thinkpad (no NVIDIA GPU, ubuntu 24.04)",
+        arch: Arch::Amd64,
+        os: ("ubuntu", "24.04", PackageFamily::Deb),
+        glibc: "2.39",
+        glibcxx: "3.4.33",
+        cpu: "13th Gen Intel(R) Core(TM) i7-1365U",
+        flags: &["avx2", "avx_vnni"],
+        nvidia: None,
+        disk_free_gb: 412,
+        installed: &["libgomp1", "libvulkan1"],
+        installable: false,
+        warnings: &["not running as root"],
+        outcomes: [("ready", "cpu"), ("not_here", "")],
+    },
+    Expect {
+        capture: "h100-driver-down",
+        name: "h100-node3 (no NVIDIA GPU, ubuntu 22.04)",
+        arch: Arch::Amd64,
+        os: ("ubuntu", "22.04", PackageFamily::Deb),
+        glibc: "2.35",
+        glibcxx: "3.4.30",
+        cpu: "Intel(R) Xeon(R) Platinum 8480+",
+        flags: &["avx2"],
+        nvidia: None,
+        disk_free_gb: 2000,
+        installed: &["gcc", "libgomp1", "libvulkan1"],
+        installable: true,
+        warnings: &["NVIDIA driver is not loaded", "NVIDIA-SMI has failed"],
+        outcomes: [("ready", "cpu"), ("not_here", "")],
+    },
+];
+
+#[test]
+fn every_capture_replays_into_the_machine_it_was() {
+    for e in EXPECTED {
+        let Discovered { host, warnings } = replay(e.capture);
+        let at = e.capture;
+        assert_eq!(host.name, e.name, "{at}");
+        assert_eq!(host.arch, e.arch, "{at}");
+        assert_eq!((host.os.id.as_str(), host.os.version.as_str(), host.os.package_family), e.os, "{at}");
+        assert_eq!(host.os.libc, Libc::Glibc, "{at}");
+        assert_eq!(host.os.glibc.as_ref().map(ToString::to_string).as_deref(), Some(e.glibc), "{at}");
+        assert_eq!(host.os.glibcxx.as_ref().map(ToString::to_string).as_deref(), Some(e.glibcxx), "{at}");
+        assert_eq!(host.cpu.model, e.cpu, "{at}");
+        for f in e.flags {
+            assert!(host.cpu.flags.contains(*f), "{at}: no flag {f}");
+        }
+        let nvidia = host.nvidia.as_ref().map(|n| {
+            let g = &n.gpus[0];
+            assert!(n.gpus.iter().all(|o| o == g), "{at}: GPUs differ");
+            (
+                n.driver.to_string(),
+                n.gpus.len(),
+                g.name.clone(),
+                g.compute_capability.to_string(),
+                g.memory_mib,
+                n.vulkan_icd,
+            )
+        });
+        let want =
+            e.nvidia.map(|(d, n, name, cc, mib, icd)| (d.to_string(), n, name.to_string(), cc.to_string(), mib, icd));
+        assert_eq!(nvidia, want, "{at}");
+        assert_eq!(host.disk_free_gb, e.disk_free_gb, "{at}");
+        assert_eq!(host.packages.installed.iter().map(String::as_str).collect::<Vec<_>>(), e.installed, "{at}");
+        assert_eq!(host.packages.installable, e.installable, "{at}");
+        assert_eq!(warnings.len(), e.warnings.len(), "{at}: {warnings:?}");
+        for (w, says) in warnings.iter().zip(e.warnings) {
+            assert!(w.contains(says), "{at}: `{w}` does not say `{says}`");
+        }
+
+        // What discover prints is what simulate reads, unchanged.
+        let text = serde_json::to_string(&host).unwrap();
+        assert_eq!(Host::from_json(&text).unwrap(), host, "{at}");
+        let pretty = serde_json::to_string_pretty(&host).unwrap();
+        assert_eq!(Host::from_json(&pretty).unwrap(), host, "{at}");
+
+        let report = simulate(&host, &default_wants()).unwrap_or_else(|err| panic!("{at}: {err}"));
+        let outcome = |want: &str| {
+            let s = report.engines.iter().find(|s| s.want == want).unwrap();
+            (s.state.as_str(), s.variant.clone().unwrap_or_default())
+        };
+        for (want, (state, variant)) in ["llama.cpp@b10850", "vllm@0.20.1"].iter().zip(e.outcomes) {
+            assert_eq!(outcome(want), (state, variant.to_string()), "{at}: {want}");
+        }
+    }
+}
+
+#[test]
+fn every_capture_folder_is_expected() {
+    let mut folders: Vec<String> = std::fs::read_dir(capture(""))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let mut expected: Vec<&str> = EXPECTED.iter().map(|e| e.capture).collect();
+    expected.sort_unstable();
+    assert_eq!(folders, expected);
+}
+
+#[test]
+fn replay_on_the_command_line_prints_the_same_json() {
+    let out = llmgw().args(["discover", "--replay"]).arg(capture("dgx-h100")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let host = replay("dgx-h100").host;
+    assert_eq!(printed, format!("{}\n", serde_json::to_string_pretty(&host).unwrap()));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let out = llmgw().args(["discover", "--replay"]).arg(capture("h100-driver-down")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(stderr.lines().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
+}
+
+#[test]
+fn bad_replay_and_capture_folders_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    llmgw().args(["discover", "--replay"]).arg(dir.path().join("none")).assert().code(2);
+    // An empty folder answers nothing: not even the architecture.
+    llmgw().args(["discover", "--replay"]).arg(dir.path()).assert().code(2);
+    std::fs::write(dir.path().join("uname-m"), "x86_64\n").unwrap();
+    llmgw().args(["discover", "--capture"]).arg(dir.path()).assert().code(2);
+    // A whole capture with an NVML answer that is not one.
+    let broken = dir.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    for entry in std::fs::read_dir(capture("dgx-h100")).unwrap().flatten() {
+        std::fs::copy(entry.path(), broken.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(broken.join("nvml.json"), "{\"gpus\": 3}").unwrap();
+    let out = llmgw().args(["discover", "--replay"]).arg(&broken).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("llmgw: error: --replay `") && stderr.contains("nvml.json"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn this_machine_is_described_and_simulated() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = llmgw().arg("discover").args(["--engines-dir"]).arg(dir.path().join("engines")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.lines().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
+    let host_file = dir.path().join("me.json");
+    std::fs::write(&host_file, &out.stdout).unwrap();
+    Host::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let sim = llmgw().args(["simulate", "--host"]).arg(&host_file).output().unwrap();
+    let code = sim.status.code();
+    assert!(matches!(code, Some(0 | 1)), "simulate exited {code:?}: {}", String::from_utf8_lossy(&sim.stderr));
+}
+
+#[test]
+fn a_capture_of_this_machine_replays_to_the_same_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("capture");
+    let out_file = dir.path().join("direct.json");
+    let direct = llmgw().args(["discover", "--capture"]).arg(&folder).arg("--output").arg(&out_file).output().unwrap();
+    assert_eq!(direct.status.code(), Some(0), "{}", String::from_utf8_lossy(&direct.stderr));
+    assert!(direct.stdout.is_empty(), "--output writes the file, not stdout");
+    for source in ["uname-m", "os-release", "cpuinfo", "statvfs"] {
+        assert!(folder.join(source).is_file(), "no {source} captured");
+    }
+    let replayed = llmgw().args(["discover", "--replay"]).arg(&folder).output().unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(std::fs::read(&out_file).unwrap(), replayed.stdout);
+}
