@@ -134,3 +134,33 @@ fn what_if_shows_only_what_changes() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown field `drvier`"));
 }
+
+#[test]
+fn a_driver_upgrade_across_the_matrix_lists_the_cells_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["v100.json", "nogpu-debian12.json"] {
+        std::fs::copy(super::host_path(f), dir.path().join(f)).unwrap();
+    }
+    let out = llmgw()
+        .args(["matrix", "--hosts"])
+        .arg(dir.path())
+        .args(["--set", "nvidia.driver=580.95.05", "--diff"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The GPU-less host has no driver to set: the change is refused, naming the host.
+    assert_eq!(out.status.code(), Some(2), "{text}{stderr}");
+    assert!(stderr.contains("--set on nogpu-debian12") && stderr.contains("`nvidia` is null"), "{stderr}");
+    std::fs::remove_file(dir.path().join("nogpu-debian12.json")).unwrap();
+    let out = llmgw()
+        .args(["matrix", "--hosts"])
+        .arg(dir.path())
+        .args(["--set", "nvidia.driver=580.95.05", "--diff"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("v100 llama.cpp@b10850: ready vulkan -> ready cuda-12.8"), "{text}");
+    assert!(!text.contains("uv@"), "unchanged cells are not shown: {text}");
+}
