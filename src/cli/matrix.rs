@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use comfy_table::{Table, presets};
-use llmgw::host::{Host, Setting};
+use llmgw::host::Host;
 use llmgw::matrix::{self, Cell, Difference, ExpectedFile, Shard};
 use llmgw::recipe::Want;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
@@ -14,6 +14,7 @@ use llmgw::simulate::default_wants;
 
 use super::input::{self, Failure};
 use super::output;
+use super::what_if::WhatIf;
 
 /// Arguments of `matrix`.
 #[derive(Debug, clap::Args)]
@@ -47,18 +48,12 @@ pub struct Args {
     /// Run only the I-th of N deterministic parts of the cells (1 <= I <= N).
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// A scenario file: a variant of the truth to run against (see mocks/scenarios/).
-    #[arg(long, value_name = "FILE")]
-    scenario: Option<PathBuf>,
-    /// Change every host before running: PATH=VALUE (a JSON path of the host description). Repeatable.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    set: Vec<String>,
-    /// With --set: show only the cells the change changes, before -> after.
-    #[arg(long, requires = "set")]
-    diff: bool,
     /// Simulations run at once; default: the machine's cores.
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
+    /// What if: --scenario, --set, --diff.
+    #[command(flatten)]
+    what_if: WhatIf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,12 +73,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     if args.update && shard.is_some() {
         return Err(Failure::BadInput("--update needs the whole matrix; leave out --shard".into()));
     }
-    let catalog = input::catalog(args.scenario.as_deref())?;
-    let settings: Vec<Setting> = args
-        .set
-        .iter()
-        .map(|s| Setting::parse(s).map_err(|e| Failure::BadInput(format!("--set: {e}"))))
-        .collect::<Result<_, _>>()?;
+    let catalog = args.what_if.catalog()?;
+    let settings = args.what_if.settings()?;
     let changed: Vec<(String, Host)> = hosts
         .iter()
         .map(|(id, h)| {
@@ -97,10 +88,10 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         matrix::run(hosts, &wants, &catalog, shard, jobs).map_err(|e| Failure::Internal(e.to_string()))
     };
 
-    if args.diff {
+    if args.what_if.diff {
         let before = run(&hosts)?;
         let after = run(&changed)?;
-        output::emit(&what_if(&before, &after, &args.set))?;
+        output::emit(&what_if(&before, &after, &args.what_if.set))?;
         return Ok(EXIT_OK);
     }
     let cells = run(&changed)?;

@@ -11,6 +11,7 @@ mod plan;
 mod progress;
 mod provision;
 mod simulate;
+mod what_if;
 
 use clap::{Parser, Subcommand};
 

@@ -5,12 +5,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use llmgw::converge::{Outcome, State, Status};
-use llmgw::host::{Host, Setting};
+use llmgw::host::Host;
 use llmgw::report::Report;
 use llmgw::simulate::{Simulation, default_wants};
 
 use super::input::{self, Failure};
 use super::output;
+use super::what_if::WhatIf;
 
 /// Arguments of `simulate`.
 #[derive(Debug, clap::Args)]
@@ -31,16 +32,9 @@ pub struct Args {
     /// text for a person; json for programs (the shape is in README.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// A scenario file: a variant of the truth to run against (see mocks/scenarios/).
-    #[arg(long, value_name = "FILE")]
-    scenario: Option<PathBuf>,
-    /// Change the host before running: PATH=VALUE, a JSON path of the host
-    /// description (nvidia.driver=580.65.06, disk_free_gb=50). Repeatable.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    set: Vec<String>,
-    /// With --set: show only what the change changes, against the unchanged machine.
-    #[arg(long, requires = "set")]
-    diff: bool,
+    /// What if: --scenario, --set, --diff.
+    #[command(flatten)]
+    what_if: WhatIf,
 }
 
 /// Output formats.
@@ -56,20 +50,16 @@ pub enum Format {
 pub fn run(args: Args) -> Result<i32, Failure> {
     let original = input::host(&args.host)?;
     let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
-    let catalog = input::catalog(args.scenario.as_deref())?;
-    let settings: Vec<Setting> = args
-        .set
-        .iter()
-        .map(|s| Setting::parse(s).map_err(|e| Failure::BadInput(format!("--set: {e}"))))
-        .collect::<Result<_, _>>()?;
+    let catalog = args.what_if.catalog()?;
+    let settings = args.what_if.settings()?;
     let host = original.with_settings(&settings).map_err(|e| Failure::BadInput(format!("--set: {e}")))?;
     let simulate = |host: Host| -> Result<Report, Failure> {
         let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
         Ok(sim.converge(&wants))
     };
-    if args.diff {
+    if args.what_if.diff {
         let (before, after) = (simulate(original)?, simulate(host)?);
-        output::emit(&changes(&before, &after, &args.set))?;
+        output::emit(&changes(&before, &after, &args.what_if.set))?;
         return Ok(after.exit_code());
     }
     let report = simulate(host)?;
