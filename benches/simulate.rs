@@ -1,6 +1,6 @@
 //! Benchmarks: a whole `simulate` of one host (fake server started,
 //! every default want converged into a fresh engines directory), and
-//! recipe selection alone.
+//! recipe selection alone. The whole matrix is timed by `ci/matrix-speed.sh`.
 //!
 //! Run with `cargo bench --bench simulate`; compare later work against it.
 
@@ -12,21 +12,20 @@ use llmgw::host::Host;
 use llmgw::recipe::{self, Want};
 use llmgw::simulate::{default_wants, simulate};
 
-fn v100() -> Host {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/matrix/hosts/v100.json");
-    Host::from_json(&std::fs::read_to_string(path).expect("matrix/hosts/v100.json")).expect("valid host")
+fn host(file: &str) -> Host {
+    let path = format!("{}/matrix/hosts/{file}", env!("CARGO_MANIFEST_DIR"));
+    Host::from_json(&std::fs::read_to_string(&path).expect("a matrix host")).expect("valid host")
 }
 
 fn bench(c: &mut Criterion) {
-    let host = v100();
     let wants = default_wants();
-    c.bench_function("simulate v100 (llama.cpp + uv, end to end)", |b| {
-        b.iter(|| {
-            let report = simulate(&host, &wants).expect("simulation starts");
-            assert_eq!(report.exit_code(), 0);
-            report
-        })
-    });
+    for file in ["v100.json", "h100-ubuntu24.04-driver580.json"] {
+        let host = host(file);
+        c.bench_function(&format!("simulate {file} (every default want, end to end)"), |b| {
+            b.iter(|| simulate(&host, &wants).expect("simulation starts"))
+        });
+    }
+    let host = host("v100.json");
     let want = Want::parse("llama.cpp@b10850").expect("valid want");
     c.bench_function("plan llama.cpp on v100", |b| b.iter(|| recipe::plan(&want, &host)));
 }
