@@ -268,3 +268,36 @@ fn dry_run_touches_nothing() {
     assert!(text.contains("1. vulkan") && text.contains("nothing was downloaded"), "{text}");
     assert!(!engines.exists());
 }
+
+#[test]
+fn two_provisions_at_once_take_turns_and_download_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let spawn = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+            .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+            .arg(&host)
+            .arg("--engines-dir")
+            .arg(&engines)
+            .args(["--github-api", &server.base_url()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let mut outcomes: Vec<String> = outs
+        .iter()
+        .map(|o| {
+            assert_eq!(o.status.code(), Some(0));
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+            v["engines"][0]["attempts"][0]["outcome"].as_str().unwrap().to_string()
+        })
+        .collect();
+    outcomes.sort();
+    assert_eq!(outcomes, ["installed", "verified"], "one installs, the other waits and finds it done");
+    assert_eq!(server.downloads(), 2, "the build and its cudart archive, once");
+}
