@@ -301,3 +301,72 @@ fn two_provisions_at_once_take_turns_and_download_once() {
     assert_eq!(outcomes, ["installed", "verified"], "one installs, the other waits and finds it done");
     assert_eq!(server.downloads(), 2, "the build and its cudart archive, once");
 }
+
+/// Writes an executable shell script.
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_package_manager_that_fails_is_each_builds_reason_and_nothing_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    // A deb machine whose package manager knows nothing and installs nothing.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin.join("dpkg-query"),
+        "for p in \"$@\"; do case \"$p\" in -*|*'$'*) ;; *) echo \"dpkg-query: no packages found matching $p\" >&2;; esac; done; exit 1",
+    );
+    script(&bin.join("apt-get"), "echo 'E: Unable to locate package libgomp1' >&2; exit 100");
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(super::host_path("rtx3090-ubuntu22.04-driver550.json")).unwrap())
+            .unwrap();
+    v["os"]["package_family"] = "deb".into();
+    let host = dir.path().join("host.json");
+    std::fs::write(&host, v.to_string()).unwrap();
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+        .arg(&host)
+        .arg("--engines-dir")
+        .arg(&engines)
+        .args(["--github-api", &server.base_url()])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &report["engines"][0];
+    assert_eq!(s["state"], "failed");
+    let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] == "failed").collect();
+    assert_eq!(tried.len(), 2, "cuda-12.8, then vulkan: {s}");
+    for a in tried {
+        assert!(a["reason"].as_str().unwrap().contains("could not install the OS package"), "{a}");
+    }
+    assert_eq!(server.downloads(), 0, "nothing downloaded for a build whose packages cannot be had");
+    assert!(!engines.join("llama.cpp").exists());
+}
+
+#[test]
+fn an_engines_directory_that_cannot_be_made_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["provision", "--want", "llama.cpp@b10850", "--host"])
+        .arg(super::host_path("v100.json"))
+        .arg("--engines-dir")
+        .arg(file.join("engines"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--engines-dir") && err.contains("a-file/engines"), "{err}");
+}
