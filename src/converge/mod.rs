@@ -26,6 +26,7 @@ use crate::release::{self, Release};
 use crate::system::System;
 
 pub use record::{InstallRecord, Paths};
+pub use checks::torch_check_script;
 pub use status::{Attempt, Check, Failure, Outcome, State, Status};
 
 /// Where and from what the installer installs.

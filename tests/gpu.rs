@@ -1,0 +1,108 @@
+//! The check on a real NVIDIA GPU, driven by `ci/gpu-check.sh` on a machine
+//! that has one (never by `cargo test`: it needs the `gpu-check` feature).
+//!
+//! The script builds two `llama-server`s with nvcc and names them in
+//! `LLMGW_GPU_GOOD` (machine code for this GPU) and `LLMGW_GPU_OLD`
+//! (machine code for an older generation only, no PTX), and this machine as
+//! discovered in `LLMGW_GPU_HOST`. `provision` against the fake server must
+//! refuse the old build at the real `--list-devices` check and install the
+//! next; the Python GPU check must compute with the torch installed here.
+
+#![cfg(feature = "gpu-check")]
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+
+use llmgw::mock_server::FakeServer;
+use llmgw::mock_server::truth::{Asset, Catalog, File, Release};
+use serde_json::Value;
+
+fn env_path(name: &str) -> PathBuf {
+    PathBuf::from(std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run ci/gpu-check.sh")))
+}
+
+fn raw(path: &str, bytes: Vec<u8>) -> File {
+    File { path: path.into(), elf: None, text: None, raw: Some(bytes) }
+}
+
+fn asset(name: &str, files: Vec<File>) -> Asset {
+    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false }
+}
+
+/// The machine as discovered, without its package manager (nothing outside
+/// the machine can be reached, so no package can be installed).
+fn host(dir: &Path) -> (PathBuf, Value) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(env_path("LLMGW_GPU_HOST")).unwrap()).unwrap();
+    v["os"]["package_family"] = "none".into();
+    let path = dir.join("host.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    (path, v)
+}
+
+#[test]
+fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, v) = host(dir.path());
+    assert_eq!(v["arch"], "amd64", "the CUDA 12.8 build is x64 only");
+    let good = std::fs::read(env_path("LLMGW_GPU_GOOD")).unwrap();
+    let old = std::fs::read(env_path("LLMGW_GPU_OLD")).unwrap();
+    // A small shared library stands for each ggml backend module (ldd checks them).
+    let lib = std::fs::read(env_path("LLMGW_GPU_LIB")).unwrap();
+    let build = |server: Vec<u8>, backend: &str| {
+        vec![raw("llama-server", server), raw("libggml-cpu-x64.so", lib.clone()), raw(backend, lib.clone())]
+    };
+    let catalog = Catalog {
+        releases: vec![Release {
+            engine: "llama.cpp".into(),
+            version: "b10850".into(),
+            repo: "ggml-org/llama.cpp".into(),
+            tag: "b10850".into(),
+            commit: "fe14399".into(),
+            published_at: "2026-10-20T14:03:11Z".into(),
+            sources: vec!["programs built by ci/gpu-check.sh with nvcc".into()],
+            assets: vec![
+                asset("llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", build(old, "libggml-cuda.so")),
+                asset("cudart-llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", vec![raw("libcudart.so.13", lib.clone())]),
+                asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", build(good.clone(), "libggml-cuda.so")),
+                asset("cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", vec![raw("libcudart.so.12", lib.clone())]),
+                asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", build(good, "libggml-vulkan.so")),
+            ],
+        }],
+        indexes: vec![],
+    };
+    let server = FakeServer::start(&catalog).unwrap();
+    let engines = dir.path().join("engines");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmgw"))
+        .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+        .arg(&host)
+        .arg("--engines-dir")
+        .arg(&engines)
+        .args(["--github-api", &server.base_url()])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    let s = &report["engines"][0];
+    let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] != "left_out").collect();
+    // Driver 580 or newer: cuda-13.3 (old code) is tried first and refused.
+    if let Some(first) = tried.iter().find(|a| a["variant"] == "cuda-13.3") {
+        assert_eq!(first["outcome"], "failed", "{s}");
+        assert_eq!(first["check"], "gpu", "{s}");
+    }
+    assert_eq!((s["state"].as_str(), s["variant"].as_str()), (Some("ready"), Some("cuda-12.8")), "{s}");
+    assert!(s["attempts"].as_array().unwrap().iter().any(|a| a["reason"].as_str().unwrap_or("").contains("lists CUDA0")));
+}
+
+#[test]
+fn the_python_gpu_check_computes_with_the_torch_installed_here() {
+    let script = llmgw::converge::torch_check_script(&[]);
+    let out = std::process::Command::new("python3").args(["-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success());
+    let gpus = serde_json::from_str::<Value>(&std::fs::read_to_string(env_path("LLMGW_GPU_HOST")).unwrap()).unwrap()["nvidia"]["gpus"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("cuda:")).count(), gpus, "every GPU computed");
+}
