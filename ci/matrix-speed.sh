@@ -17,7 +17,7 @@ for _ in $(seq $runs); do
   t=$(echo "$end - $start" | bc -l)
   if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
 done
-cells=$(./target/release/llmgw matrix --format json | grep -c '"want"')
+cells=$(./target/release/llmgw matrix --format json | grep -c '"host_name"')
 peak_kb=$(/usr/bin/time -f '%M' ./target/release/llmgw matrix --format json 2>&1 >/dev/null | tail -1)
 printf 'matrix: %d hosts, %d cells, best of %d: %.2f s wall (%.0f hosts/s, %.0f cells/s); peak memory %.1f MB\n' \
   "$hosts" "$cells" "$runs" "$best" "$(echo "$hosts / $best" | bc -l)" "$(echo "$cells / $best" | bc -l)" "$(echo "$peak_kb / 1024" | bc -l)"
