@@ -176,9 +176,15 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
             other => return Err(refuse(&format!("{} entries are not unpacked", kind_name(other)))),
         }
     }
-    files.sort();
-    files.dedup_by(|a, b| a.path == b.path);
-    Ok(files)
+    Ok(last_write_wins(files))
+}
+
+/// The files placed, in the order they were written, reduced to one per
+/// path: the last one written, as it is on disk. Sorted by path.
+pub fn last_write_wins(files: Vec<UnpackedFile>) -> Vec<UnpackedFile> {
+    let by_path: std::collections::BTreeMap<String, UnpackedFile> =
+        files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    by_path.into_values().collect()
 }
 
 /// sha256 of everything `reader` yields, lowercase hex, and the byte count.
@@ -400,6 +406,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = unpack_tar_gz(&gz[..], dir.path(), Limits { max_bytes: 1000, max_entries: 10 }).unwrap_err();
         assert!(matches!(e, UnpackError::TooLarge { what: "bytes", .. }), "{e}");
+    }
+
+    #[test]
+    fn a_path_written_twice_keeps_the_digest_of_what_is_on_disk() {
+        let gz = tar_gz(|b| {
+            file(b, "f", 0o644, b"zzz-first");
+            file(b, "f", 0o644, b"aaa-last");
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let files = unpack_tar_gz(&gz[..], dir.path(), Limits::default()).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].sha256, hex::encode(Sha256::digest(b"aaa-last")));
+        assert_eq!(fs::read(dir.path().join("f")).unwrap(), b"aaa-last");
     }
 
     #[test]

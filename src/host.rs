@@ -1,4 +1,4 @@
-//! Host descriptions: what a machine is, as JSON (DESIGN.md section 4).
+//! Host descriptions: what a machine is, as JSON (every field in matrix/README.md).
 //!
 //! [`Host`] is the parsed, validated form; [`Host::from_json`] parses strictly
 //! (unknown fields are errors, a missing field names its JSON path) and

@@ -1,5 +1,5 @@
 //! The report of a convergence: `{"host": NAME, "engines": [Status…]}`
-//! (DESIGN.md section 8), and the exit code it means.
+//! (the shape README.md documents), and the exit code it means.
 
 use serde::{Deserialize, Serialize};
 

@@ -80,8 +80,8 @@ fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_nex
         .args(["--github-api", &server.base_url()])
         .output()
         .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
     let s = &report["engines"][0];
     let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] != "left_out").collect();
@@ -91,7 +91,9 @@ fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_nex
         assert_eq!(first["check"], "gpu", "{s}");
     }
     assert_eq!((s["state"].as_str(), s["variant"].as_str()), (Some("ready"), Some("cuda-12.8")), "{s}");
-    assert!(s["attempts"].as_array().unwrap().iter().any(|a| a["reason"].as_str().unwrap_or("").contains("lists CUDA0")));
+    assert!(
+        s["attempts"].as_array().unwrap().iter().any(|a| a["reason"].as_str().unwrap_or("").contains("lists CUDA0"))
+    );
 }
 
 #[test]
@@ -101,8 +103,10 @@ fn the_python_gpu_check_computes_with_the_torch_installed_here() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success());
-    let gpus = serde_json::from_str::<Value>(&std::fs::read_to_string(env_path("LLMGW_GPU_HOST")).unwrap()).unwrap()["nvidia"]["gpus"]
-        .as_array()
-        .map_or(0, Vec::len);
+    let gpus =
+        serde_json::from_str::<Value>(&std::fs::read_to_string(env_path("LLMGW_GPU_HOST")).unwrap()).unwrap()["nvidia"]
+            ["gpus"]
+            .as_array()
+            .map_or(0, Vec::len);
     assert_eq!(stdout.lines().filter(|l| l.starts_with("cuda:")).count(), gpus, "every GPU computed");
 }

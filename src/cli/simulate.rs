@@ -119,7 +119,7 @@ fn changes(before: &Report, after: &Report, set: &[String]) -> String {
         let (was, now) = (outcome(b), outcome(a));
         if was != now {
             n += 1;
-            let _ = writeln!(out, "  {}: {was} -> {now}", a.engine);
+            let _ = writeln!(out, "  {}: {was} -> {now}", a.want);
         }
     }
     if n == 0 {

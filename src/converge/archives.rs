@@ -34,7 +34,5 @@ pub(super) fn fetch_and_unpack(
         let placed = sys.unpack(&downloads.join(name), &tree).map_err(|e| format!("unpacking {name}: {e}"))?;
         files.extend(placed);
     }
-    files.sort();
-    files.dedup_by(|a, b| a.path == b.path);
-    Ok(Built { files, assets: digests, depends_on: vec![] })
+    Ok(Built { files: crate::archive::last_write_wins(files), assets: digests, depends_on: vec![] })
 }

@@ -42,13 +42,19 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
     let mut versions = std::collections::BTreeSet::new();
     for f in &files {
         let name = file_name(f);
-        if sys.read(f).map_err(|e| e.to_string())?.is_none() {
+        let beside = sys.list_dir(dir).map_err(|e| e.to_string())?.unwrap_or_default();
+        if !beside.iter().any(|e| !e.is_dir && e.name == name) {
             return Err(format!("the build has no {name} beside {}", build.binary));
         }
         let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
-        let report = ldd::parse(&format!("{}{}", out.stdout, out.stderr));
+        let report = ldd::parse(&format!("{}\n{}", out.stdout, out.stderr));
         if report.not_dynamic {
             return Err(format!("ldd says {name} is not a dynamic executable"));
+        }
+        // A failing ldd whose words the parser does not know is no proof the file loads.
+        if !out.success() && report.is_clean() {
+            let said = format!("{}\n{}", out.stderr, out.stdout);
+            return Err(format!("ldd {name} {}: {}", exit_words(out.code), first_line(&said, f)));
         }
         libs.extend(report.missing_libraries.into_iter().map(|l| (l, name.clone())));
         versions.extend(report.missing_versions);
@@ -93,11 +99,11 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path, timeout:
     let cmd = Cmd::new(binary, build.version_args.clone()).timeout(timeout);
     let shown = format!("{} {}", build.binary, build.version_args.join(" "));
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
-    let text = format!("{}{}", out.stdout, out.stderr);
+    let text = format!("{}\n{}", out.stdout, out.stderr);
     if !out.success() {
         return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
     }
-    if !text.contains(&build.version_says) {
+    if !says_version(&text, &build.version_says) {
         return Err(format!(
             "`{shown}` printed `{}`, which is not {} {}",
             first_line(&text, binary),
@@ -106,6 +112,19 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path, timeout:
         ));
     }
     Ok(first_line(&text, binary))
+}
+
+/// Whether `text` holds `says` as whole words: `uv 0.12.2` is not in
+/// `uv 0.12.20`, and vLLM `0.19.1` is not `0.19.10` (a local label such as
+/// `+cu129` may follow).
+fn says_version(text: &str, says: &str) -> bool {
+    let says = says.trim_end();
+    text.match_indices(says).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + says.len()..].chars().next();
+        before.is_none_or(|c| !c.is_alphanumeric() && c != '.')
+            && after.is_none_or(|c| c.is_whitespace() || matches!(c, '+' | ')' | ',' | '('))
+    })
 }
 
 /// The GPU check of the build, whichever kind it has; what it showed.
@@ -156,7 +175,7 @@ fn torch_computes(
     modules: &[String],
     timeout: u64,
 ) -> Result<String, String> {
-    let python = binary.with_file_name("python");
+    let python = super::python::interpreter(binary);
     let cmd = Cmd::new(&python, ["-c".to_string(), torch_check_script(modules)]).timeout(timeout);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     if !out.success() {
@@ -191,10 +210,11 @@ pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>
                 queue.push_back(path);
                 continue;
             }
-            let bytes = sys.read(&root.join(&path)).map_err(|e| e.to_string())?;
-            let Some(bytes) = bytes else { continue }; // a dangling link
-            let sha256 = sys.sha256_file(&root.join(&path)).map_err(|e| e.to_string())?.unwrap_or_default();
-            out.push(UnpackedFile { path, bytes: bytes.len() as u64, sha256 });
+            // One read gives both; a file gone meanwhile (a dangling link) is skipped.
+            let Some((bytes, sha256)) = sys.sha256_file(&root.join(&path)).map_err(|e| e.to_string())? else {
+                continue;
+            };
+            out.push(UnpackedFile { path, bytes, sha256 });
         }
     }
     out.sort();
@@ -282,4 +302,19 @@ fn first_line(text: &str, binary: &Path) -> String {
 
 fn file_name(p: &Path) -> String {
     p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::says_version;
+
+    #[test]
+    fn versions_are_matched_as_whole_words() {
+        assert!(says_version("uv 0.12.20 (3f1c2a9 2026-10-02)\n", "uv 0.12.20"));
+        assert!(!says_version("uv 0.12.20 (3f1c2a9)\n", "uv 0.12.2"));
+        assert!(says_version("0.20.1+cu129\n", "0.20.1"));
+        assert!(!says_version("0.19.10\n", "0.19.1"));
+        assert!(says_version("version: 10850 (fe14399)\n", "version: 10850 "));
+        assert!(!says_version("version: 108500 (fe14399)\n", "version: 10850 "));
+    }
 }

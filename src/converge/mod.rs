@@ -1,5 +1,5 @@
 //! The installer: wants in, [`Status`]es out, every effect through the
-//! [`System`] trait (DESIGN.md section 6).
+//! [`System`] trait (the steps are in README.md, "Run it" and "On a real node").
 //!
 //! For one want: the recipe's [`Plan`]; an install already recorded whose
 //! files still verify and which still works is `ready` without a download;
@@ -25,8 +25,8 @@ use crate::recipe::{self, Build, Plan, Refusal, Source, Want};
 use crate::release::{self, Release};
 use crate::system::System;
 
-pub use record::{InstallRecord, Paths};
 pub use checks::torch_check_script;
+pub use record::{InstallRecord, Paths};
 pub use status::{Attempt, Check, Failure, Outcome, State, Status};
 
 /// Where and from what the installer installs.
@@ -121,6 +121,7 @@ pub fn install_plan(
             Verified::Absent => {}
             Verified::Whole(binary, why) => {
                 attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
+                attempts.extend(left_out(&plan));
                 notes.extend(build.note.clone());
                 return ready(
                     want,
@@ -232,7 +233,7 @@ fn verify_installed(
     }
     for f in &record.files {
         match sys.sha256_file(&paths.install.join(&f.path)) {
-            Ok(Some(h)) if h == f.sha256 => {}
+            Ok(Some((_, h))) if h == f.sha256 => {}
             Ok(Some(_)) => return Verified::Broken(format!("{} no longer matches its sha256", f.path)),
             Ok(None) => return Verified::Broken(format!("{} is missing", f.path)),
             Err(e) => return Verified::Broken(e.to_string()),
@@ -297,8 +298,11 @@ fn install_build(
     // What the build does after this point, it does with the packages
     // installed: a failure says so, as the node is changed all the same.
     let changed = |e: String| match (installed.is_empty(), family) {
-        (false, _) if installed.len() == 1 => format!("{e} (the OS package {} was installed for it)", installed[0]),
-        (false, _) => format!("{e} (the OS packages {} were installed for it)", installed.join(", ")),
+        (false, _) => format!(
+            "{e} ({} {} installed for it)",
+            packages_in_words(&installed),
+            if installed.len() == 1 { "was" } else { "were" }
+        ),
         (true, PackageFamily::None) if !build.packages.is_empty() => format!(
             "{e} (this system has no package manager the installer can use; elsewhere the build takes its libraries from {})",
             build
@@ -339,8 +343,7 @@ fn install_tree(
         .ok_or_else(|| format!("the installed tree holds no {}", build.binary))?;
     let mut why = works(sys, host, cfg, build, &binary)?;
     if !installed.is_empty() {
-        let s = if installed.len() == 1 { "" } else { "s" };
-        why = format!("installed the OS package{s} {}; {why}", installed.join(", "));
+        why = format!("installed {}; {why}", packages_in_words(installed));
     }
 
     // Commit: the tree by rename, then the record, last.
@@ -407,6 +410,11 @@ pub(crate) fn download_verified(
         ));
     }
     Ok(record::AssetDigest { name: name.clone(), sha256: expected })
+}
+
+/// `the OS package gcc`, `the OS packages libgomp1, libvulkan1`.
+fn packages_in_words(names: &[String]) -> String {
+    format!("the OS package{} {}", if names.len() == 1 { "" } else { "s" }, names.join(", "))
 }
 
 /// Installs the OS packages of `needed` that are missing; those it installed.

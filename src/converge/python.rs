@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::{Built, Config, Paths, Releases, State, checks, converge_one, download_verified, release_of};
 use crate::host::Host;
-use crate::recipe::{Build, Engine, PythonEnv, UV_VERSION, Want};
+use crate::recipe::{Build, Engine, PythonEnv, ReleaseWheel, UV_VERSION, Want};
 use crate::system::{Cmd, System};
 
 /// How long `uv pip install` of a Python engine may take, in seconds: a few
@@ -60,11 +60,7 @@ pub(super) fn create_env(
     let mut assets = Vec::new();
     if let Some(w) = &env.wheel {
         let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
-        let asset = release
-            .assets
-            .iter()
-            .find(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix))
-            .ok_or_else(|| format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix))?;
+        let asset = wheel_asset(&release, w)?;
         let dest = paths.downloads().join(&asset.name);
         assets.push(download_verified(sys, asset, &dest)?);
         let project = asset.name.split('-').next().unwrap_or_default();
@@ -118,9 +114,7 @@ pub(super) fn preflight(
 ) -> Result<(), String> {
     if let Some(w) = &env.wheel {
         let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
-        if !release.assets.iter().any(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix)) {
-            return Err(format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix));
-        }
+        wheel_asset(&release, w)?;
     }
     let mut pins: Vec<(String, String)> = env
         .requirements
@@ -135,14 +129,18 @@ pub(super) fn preflight(
         let url = format!("{}/{project}/", cfg.pypi_simple.trim_end_matches('/'));
         let resp =
             sys.http_get(&url, "application/vnd.pypi.simple.v1+json").map_err(|e| format!("PyPI ({project}): {e}"))?;
+        #[derive(serde::Deserialize)]
+        struct Page {
+            versions: Vec<String>,
+        }
         let versions: Vec<String> = match resp.status {
-            200 => serde_json::from_slice::<serde_json::Value>(&resp.body)
-                .ok()
-                .and_then(|v| v.get("versions").and_then(|v| v.as_array()).cloned())
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
+            200 => {
+                serde_json::from_slice::<Page>(&resp.body)
+                    .map_err(|e| {
+                        format!("PyPI ({project}): the project page is not PEP 691 JSON with `versions`: {e}")
+                    })?
+                    .versions
+            }
             404 => vec![],
             status => return Err(format!("PyPI ({project}): HTTP {status}")),
         };
@@ -151,6 +149,18 @@ pub(super) fn preflight(
         }
     }
     Ok(())
+}
+
+/// The wheel asset of `w` in its release: the one named `prefix…suffix`.
+fn wheel_asset<'a>(
+    release: &'a crate::release::Release,
+    w: &ReleaseWheel,
+) -> Result<&'a crate::release::Asset, String> {
+    release
+        .assets
+        .iter()
+        .find(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix))
+        .ok_or_else(|| format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix))
 }
 
 /// Runs a uv step; its failure in uv's own words.

@@ -101,17 +101,16 @@ pub fn clean_incomplete(sys: &mut dyn crate::system::System, engines: &Path) -> 
         sys.remove(&staging).map_err(|e| e.to_string())?;
         removed.push(".staging".to_string());
     }
-    for engine in sys.list_dir(engines).map_err(|e| e.to_string())?.unwrap_or_default() {
-        if !engine.is_dir || engine.name.starts_with('.') {
-            continue;
-        }
-        let dir = engines.join(&engine.name);
+    // Only the engines' own folders: anything else an operator keeps in
+    // the engines directory (models, lost+found) is not the installer's.
+    for engine in Engine::ALL {
+        let dir = engines.join(engine.as_str());
         let entries = sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default();
         for e in entries.iter().filter(|e| e.is_dir) {
             let record = format!("{}.json", e.name);
             if !entries.iter().any(|r| !r.is_dir && r.name == record) {
                 sys.remove(&dir.join(&e.name)).map_err(|e| e.to_string())?;
-                removed.push(format!("{}/{}", engine.name, e.name));
+                removed.push(format!("{engine}/{}", e.name));
             }
         }
     }

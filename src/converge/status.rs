@@ -135,7 +135,7 @@ impl Failure {
     }
 }
 
-/// The outcome for one want (DESIGN.md section 8).
+/// The outcome for one want; the JSON shape README.md documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
     /// The want this status answers, as written: `vllm@0.20.1`, `llama.cpp@b10850:vulkan`.

@@ -27,10 +27,8 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::collections::BTreeMap;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::{DiscoverError, NVML_LIBRARY, NvmlGpu, NvmlReport, Probe, VULKAN_ICD_DIRS, parse};
 use crate::system::{Cmd, Output};
@@ -112,43 +110,13 @@ impl Probe for RealProbe {
     }
 
     fn run(&mut self, cmd: &Cmd) -> Result<Option<Output>, DiscoverError> {
-        let mut command = Command::new(&cmd.program);
-        command.args(&cmd.args).env("LC_ALL", "C").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        for (k, v) in &cmd.env {
-            command.env(k, v);
+        // The installer's own runner (time limit, process group), in the C locale.
+        let cmd = cmd.clone().env("LC_ALL", "C");
+        match crate::system::real::run_with_limit(&cmd) {
+            Ok(out) => Ok(Some(out)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io("run", &cmd.program, &e)),
         }
-        let mut child = match command.spawn() {
-            Ok(c) => c,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io("run", &cmd.program, &e)),
-        };
-        let reader = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = vec![];
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut buf);
-                }
-                String::from_utf8_lossy(&buf).into_owned()
-            })
-        };
-        let stdout = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let stderr = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let deadline = Instant::now() + Duration::from_secs(cmd.timeout_secs);
-        let code = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status.code(),
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(e) => return Err(io("run", &cmd.program, &e)),
-            }
-        };
-        let stdout = stdout.join().unwrap_or_default();
-        let stderr = stderr.join().unwrap_or_default();
-        Ok(Some(Output { code, stdout, stderr }))
     }
 
     fn find_program(&mut self, name: &str) -> Result<Option<PathBuf>, DiscoverError> {

@@ -218,11 +218,17 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
     let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);
     if host.os.libc == crate::host::Libc::Musl && !(gpu_engine && host.nvidia.is_none()) {
-        let why = match want.engine {
-            // uv publishes static musl builds, but what it installs here does not run on musl.
-            Engine::Uv => "is installed here only for vLLM and SGLang, whose wheels need glibc".to_string(),
-            _ => format!("{}'s Linux builds need glibc", want.version),
-        };
+        if want.engine == Engine::Uv {
+            // uv publishes static musl builds, but it is installed here only
+            // for vLLM and SGLang, which do not run on musl: not a fault.
+            return Err(Refusal::NotHere {
+                reason: format!(
+                    "uv is installed only for vLLM and SGLang, whose wheels need glibc, and this is a musl system ({} {})",
+                    host.os.id, host.os.version
+                ),
+            });
+        }
+        let why = format!("{}'s Linux builds need glibc", want.version);
         return Err(unsupported(format!(
             "{} {why}, and this is a musl system ({} {})",
             want.engine, host.os.id, host.os.version

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{Build, GpuCheck, PythonEnv, Refusal, Source};
 use crate::host::{Arch, Host, PackageFamily};
 
-/// The uv that creates the Python engines' environments. Source: the seed's
+/// The uv that creates the Python engines' environments. Source: llmgw's Go recipe's
 /// `UVVersion`; uv itself is installed through its own recipe first.
 pub const UV_VERSION: &str = "0.12.20";
 
@@ -17,12 +17,12 @@ pub const PYTHON: &str = "3.12";
 
 /// Free disk a Python engine needs before it starts, in GB: torch and its
 /// CUDA libraries are several gigabytes, and an environment that fills the
-/// disk halfway leaves the node worse off than one never begun. Source: the seed.
+/// disk halfway leaves the node worse off than one never begun. Source: llmgw's Go recipe (`FreeGB`).
 pub const FREE_GB: u64 = 25;
 
 /// A Python engine needs a C compiler at run time: Triton builds a small
 /// launcher for its kernels the first time a model loads, and without gcc
-/// that load fails long after the installation looked finished. Source: the seed.
+/// that load fails long after the installation looked finished. Source: llmgw's Go recipe (`compilerPackages`).
 fn compiler_packages() -> BTreeMap<PackageFamily, Vec<String>> {
     [PackageFamily::Deb, PackageFamily::Rpm, PackageFamily::Apk]
         .into_iter()

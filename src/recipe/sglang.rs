@@ -10,7 +10,7 @@ use crate::nvidia;
 /// The variants of SGLang this recipe installs.
 pub(super) const VARIANTS: &[&str] = &["cu13", "cu12"];
 
-/// The first SGLang built for CUDA 13. Source: the seed (`sglangCUDA13Since`).
+/// The first SGLang built for CUDA 13. Source: llmgw's Go recipe (`sglangCUDA13Since`).
 const CUDA13_SINCE: &str = "0.5";
 
 /// The GPUs sgl-kernel carries machine code for, by architecture and
@@ -21,7 +21,7 @@ const CUDA13_SINCE: &str = "0.5";
 /// sm_101a); CUDA >= 13 adds sm_103a, and on aarch64 sm_110a and sm_121a.
 /// An `a` build runs on exactly its compute capability. Source:
 /// `sgl-project/sglang@sgl-kernel/CMakeLists.txt`; sglang#17333 (T4
-/// unsupported); `../shared/facts.md` section 4.
+/// unsupported); sglang#14984 (`sm_120a` is not forward compatible).
 ///
 /// The seed's recipe offered SGLang from 7.5 (CUDA 13) and 7.0 (CUDA 12):
 /// the simulation's GPU check showed a T4 and a V100 failing to import

@@ -14,14 +14,14 @@ pub(super) const VARIANTS: &[&str] = &["cu13", "cu129", "cu12"];
 
 /// The first vLLM whose PyPI build is CUDA 13; 0.19.1 publishes `+cu130`
 /// beside a CUDA 12 default, 0.20.0 `+cu129` beside a CUDA 13 one. Source:
-/// vllm#39878 (merged 2026-04-15, "aligns with torch 2.11"); the seed.
+/// vllm#39878 (merged 2026-04-15, "aligns with torch 2.11"); llmgw's Go recipe (`VLLMVariants`).
 const CUDA13_SINCE: &str = "0.20";
 
 /// The oldest GPU a vLLM version's builds have kernels for. x86: 7.0
 /// (Volta) up to 0.19.1 — the Dockerfile's default `7.0 7.5 8.0 8.9 9.0
 /// 10.0 12.0` — and 7.5 from 0.20 (PyTorch 2.11 dropped sm_70, pytorch#172352),
 /// the CUDA 12.9 build included; arm64, built for Grace machines: 8.7
-/// before 0.20, 8.0 since. Source: the seed; `../shared/facts.md` section 3.
+/// before 0.20, 8.0 since. Sources: vllm#19747, vllm#24809 (arch lists); the vLLM GPU install docs ("compute capability 7.5 or higher"); llmgw's Go recipe (`vllmMinCompute`).
 fn min_compute(version: &str, arch: Arch) -> ComputeCapability {
     let old = compare_versions(version, CUDA13_SINCE).is_lt();
     match (arch, old) {
@@ -34,7 +34,7 @@ fn min_compute(version: &str, arch: Arch) -> ComputeCapability {
 
 /// The newest vLLM built for GPUs older than every build of the version
 /// asked for, by architecture and the oldest GPU it covers: a V100 gets
-/// 0.19.1, where 0.20 and later have nothing for it. Source: the seed.
+/// 0.19.1, where 0.20 and later have nothing for it. Source: llmgw's Go recipe (`vllmNewestFor`).
 const NEWEST_FOR_OLD_GPUS: &[(Arch, ComputeCapability, &str)] =
     &[(Arch::Amd64, ComputeCapability::new(7, 0), "0.19.1")];
 

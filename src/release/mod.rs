@@ -121,10 +121,7 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
             return Err(ReleaseError::NoRelease { repo: repo_s, tag: tag_s });
         }
         status => {
-            let message = serde_json::from_slice::<serde_json::Value>(&resp.body)
-                .ok()
-                .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
-                .unwrap_or_default();
+            let message = crate::system::local::github_message(&resp.body);
             return Err(ReleaseError::Http { repo: repo_s, tag: tag_s, status, message });
         }
     }

@@ -38,7 +38,7 @@ impl Local {
     /// # Errors
     /// [`SysError::Network`] when the TLS backend cannot be set up.
     pub fn new(connect_timeout: u64, read_timeout: u64, token: Option<String>) -> Result<Local, SysError> {
-        Local::build(connect_timeout, read_timeout, token, true)
+        Local::build(connect_timeout, read_timeout, token, true, true)
     }
 
     /// As [`Local::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`),
@@ -48,10 +48,16 @@ impl Local {
     /// # Errors
     /// As [`Local::new`].
     pub fn loopback(connect_timeout: u64, read_timeout: u64) -> Result<Local, SysError> {
-        Local::build(connect_timeout, read_timeout, None, false)
+        Local::build(connect_timeout, read_timeout, None, false, false)
     }
 
-    fn build(connect_timeout: u64, read_timeout: u64, token: Option<String>, proxy: bool) -> Result<Local, SysError> {
+    fn build(
+        connect_timeout: u64,
+        read_timeout: u64,
+        token: Option<String>,
+        proxy: bool,
+        durable: bool,
+    ) -> Result<Local, SysError> {
         let builder =
             if proxy { reqwest::blocking::Client::builder() } else { reqwest::blocking::Client::builder().no_proxy() };
         let client = builder
@@ -61,7 +67,7 @@ impl Local {
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
             .map_err(|e| SysError::Network(e.without_url().to_string()))?;
-        Ok(Local { client, token, durable: proxy })
+        Ok(Local { client, token, durable })
     }
 
     fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
@@ -138,9 +144,9 @@ impl Local {
     }
 
     /// See [`super::System::sha256_file`].
-    pub fn sha256_file(&self, path: &Path) -> Result<Option<String>, SysError> {
+    pub fn sha256_file(&self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         match fs::File::open(path) {
-            Ok(f) => archive::sha256_reader(f).map(|(_, h)| Some(h)).map_err(|e| SysError::io("read", path, &e)),
+            Ok(f) => archive::sha256_reader(f).map(Some).map_err(|e| SysError::io("read", path, &e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(SysError::io("open", path, &e)),
         }
@@ -250,7 +256,7 @@ fn network(e: reqwest::Error) -> SysError {
 }
 
 /// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.
-fn github_message(body: &[u8]) -> String {
+pub(crate) fn github_message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
     struct Msg {
         message: String,

@@ -188,8 +188,9 @@ pub trait System {
     /// the regular files placed, sorted by path.
     fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError>;
 
-    /// sha256 of a file, lowercase hex; `None` when it does not exist.
-    fn sha256_file(&mut self, path: &Path) -> Result<Option<String>, SysError>;
+    /// Size in bytes and sha256 (lowercase hex) of a file, read once;
+    /// `None` when it does not exist.
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError>;
 
     /// Runs a process to completion within its time limit. A process that
     /// ran and failed is an [`Output`]; one that could not start is [`SysError::Spawn`].

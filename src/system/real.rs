@@ -61,7 +61,7 @@ impl RealSystem {
 }
 
 /// The package managers' installing commands: they need root.
-const INSTALLERS: &[&str] = &["apt-get", "dnf", "yum", "apk"];
+const INSTALLERS: &[&str] = &["apt-get", "dnf", "apk"];
 
 impl System for RealSystem {
     fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
@@ -81,7 +81,7 @@ impl System for RealSystem {
         self.local.unpack(archive, into)
     }
 
-    fn sha256_file(&mut self, path: &Path) -> Result<Option<String>, SysError> {
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         self.local.sha256_file(path)
     }
 
@@ -98,7 +98,7 @@ impl System for RealSystem {
                 ),
             });
         }
-        run_with_limit(cmd)
+        run_with_limit(cmd).map_err(|e| SysError::Spawn { program, message: e.to_string() })
     }
 
     fn disk_free(&mut self, path: &Path) -> Result<u64, SysError> {
@@ -145,42 +145,60 @@ impl System for RealSystem {
 }
 
 /// Runs `cmd`, its output captured, killing it at its time limit (then the
-/// exit code is `None` and standard error says so).
-fn run_with_limit(cmd: &Cmd) -> Result<Output, SysError> {
-    let program = cmd.program.to_string_lossy().into_owned();
+/// exit code is `None` and standard error says so). The process runs in a
+/// process group of its own, and the whole group is killed: a grandchild
+/// holding the output pipes (Python's workers, uv's builds) cannot keep the
+/// installer waiting past the limit.
+///
+/// # Errors
+/// The `std::io::Error` of a program that cannot be started (`NotFound`
+/// for one that does not exist) or waited for.
+pub fn run_with_limit(cmd: &Cmd) -> std::io::Result<Output> {
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new(&cmd.program)
         .args(&cmd.args)
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| SysError::Spawn { program: program.clone(), message: e.to_string() })?;
+        .process_group(0)
+        .spawn()?;
     // Read both pipes on threads so a chatty program never blocks on a full pipe.
-    let drain = |mut pipe: Box<dyn Read + Send>| {
+    let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
+    let drain = |mut pipe: Box<dyn Read + Send>, is_out: bool, tx: std::sync::mpsc::Sender<(bool, String)>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             let _ = pipe.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
+            let _ = tx.send((is_out, String::from_utf8_lossy(&buf).into_owned()));
+        });
     };
-    let out = drain(Box::new(child.stdout.take().expect("stdout is piped")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr is piped")));
+    drain(Box::new(child.stdout.take().expect("stdout is piped")), true, tx.clone());
+    drain(Box::new(child.stderr.take().expect("stderr is piped")), false, tx);
     let deadline = Instant::now() + Duration::from_secs(cmd.timeout_secs);
     let (code, killed) = loop {
         match child.try_wait() {
             Ok(Some(status)) => break (status.code(), false),
             Ok(None) if Instant::now() >= deadline => {
+                let group = rustix::process::Pid::from_child(&child);
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
                 let _ = child.kill();
                 let _ = child.wait();
                 break (None, true);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(SysError::Spawn { program, message: e.to_string() }),
+            Err(e) => return Err(e),
         }
     };
-    let stdout = out.join().unwrap_or_default();
-    let mut stderr = err.join().unwrap_or_default();
+    // The pipes close when every holder has exited; after a kill, wait only briefly.
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    let patience = if killed { Duration::from_millis(500) } else { Duration::from_secs(3600) };
+    for _ in 0..2 {
+        match rx.recv_timeout(patience) {
+            Ok((true, s)) => stdout = s,
+            Ok((false, s)) => stderr = s,
+            Err(_) => break,
+        }
+    }
     if killed {
         stderr.push_str(&format!("llmgw: killed after its limit of {} s\n", cmd.timeout_secs));
     }
@@ -231,6 +249,14 @@ mod tests {
         assert_eq!(hung.code, None);
         assert!(hung.stderr.contains("killed after its limit of 1 s"));
         assert!(matches!(sys().run(&Cmd::new("/nonexistent/x", ["y"])), Err(SysError::Spawn { .. })));
+    }
+
+    #[test]
+    fn a_grandchild_holding_the_pipes_does_not_outlive_the_limit() {
+        let started = Instant::now();
+        let out = sys().run(&Cmd::new("sh", ["-c", "sleep 30 & sleep 30"]).timeout(1)).unwrap();
+        assert_eq!(out.code, None);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[test]

@@ -127,7 +127,7 @@ fn what_if_shows_only_what_changes() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         text,
-        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05:\n  llama.cpp: vulkan b10850 -> cuda-12.8 b10850\n"
+        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05:\n  llama.cpp@b10850: vulkan b10850 -> cuda-12.8 b10850\n"
     );
     let bad =
         llmgw().args(["simulate", "--host", "matrix/hosts/v100.json", "--set", "nvidia.drvier=1"]).output().unwrap();

@@ -70,7 +70,7 @@ impl System for SimSystem {
         self.local.unpack(archive, into)
     }
 
-    fn sha256_file(&mut self, path: &Path) -> Result<Option<String>, SysError> {
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         self.local.sha256_file(path)
     }
 
