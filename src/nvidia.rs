@@ -67,6 +67,12 @@ pub fn sass_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
     built.major == gpu.major && gpu.minor >= built.minor
 }
 
+/// Whether machine code for the families `sass` (`86-real`) or for exactly
+/// `sass_exact` (`120a-real`) runs on a GPU of `gpu`.
+pub fn sass_covers(sass: &[ComputeCapability], sass_exact: &[ComputeCapability], gpu: ComputeCapability) -> bool {
+    sass.iter().any(|&b| sass_runs_on(b, gpu)) || sass_exact.contains(&gpu)
+}
+
 /// Whether PTX built for `built` can be compiled for `gpu`: any GPU of that
 /// compute capability or newer. Source: CUDA C++ Programming Guide,
 /// "Application Compatibility". The driver must also be new enough for the
@@ -117,7 +123,7 @@ impl CudaKernels<'_> {
                 "device kernel image is invalid (compressed fatbin needs driver {FATBIN_COMPRESSION_MIN_DRIVER}, this is {driver})"
             ));
         }
-        if self.sass.iter().any(|&b| sass_runs_on(b, gpu)) || self.sass_exact.contains(&gpu) {
+        if sass_covers(self.sass, self.sass_exact, gpu) {
             return None;
         }
         let jit = ptx_jit_min_driver(self.toolkit);

@@ -283,7 +283,7 @@ impl GpuNeeds {
         if let Some(jit) = self.jit {
             for g in &nv.gpus {
                 let cc = g.compute_capability;
-                let covered = jit.sass.iter().any(|&s| nvidia::sass_runs_on(s, cc)) || jit.sass_exact.contains(&cc);
+                let covered = nvidia::sass_covers(jit.sass, jit.sass_exact, cc);
                 if !covered && self.min_cc.is_none_or(|m| cc >= m) && need.as_ref().is_none_or(|(d, _)| *d < jit.driver)
                 {
                     need = Some((jit.driver, format!(" (compute capability {cc} is carried as PTX only)")));

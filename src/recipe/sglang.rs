@@ -53,7 +53,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     // and an arch-specific build on its one compute capability.
     let (family, exact) = kernels(host.arch, cuda13);
     let nv = host.nvidia.as_ref().expect("a GPU engine's host has a GPU");
-    let runs = |cc| family.iter().any(|&s| nvidia::sass_runs_on(s, cc)) || exact.contains(&cc);
+    let runs = |cc| nvidia::sass_covers(family, exact, cc);
     if let Some(g) = nv.gpus.iter().find(|g| !runs(g.compute_capability)) {
         let list: Vec<String> =
             family.iter().map(ToString::to_string).chain(exact.iter().map(|c| format!("{c} (exactly)"))).collect();

@@ -70,34 +70,16 @@ impl Engine {
     }
 }
 
-/// Whether `v` is a PEP 440 release as publishers tag them: dotted numbers
-/// (at least two), then optionally `a`/`b`/`rc` N, `.postN`, `.devN`:
-/// `0.20.1`, `0.5.5.post1`, `0.21.0rc1`.
+/// Whether `v` is a version as the Python publishers tag them: a PEP 440
+/// version (checked by `pep440_rs`) of at least two dotted numbers, without
+/// a leading `v`, an epoch or a local label: `0.20.1`, `0.5.5.post1`, `0.21.0rc1`.
 fn pep440_release(v: &str) -> bool {
-    let mut rest = v;
-    let mut numbers = 0;
-    loop {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return false;
-        }
-        numbers += 1;
-        rest = &rest[digits..];
-        match rest.strip_prefix('.') {
-            Some(r) if r.bytes().next().is_some_and(|c| c.is_ascii_digit()) => rest = r,
-            _ => break,
-        }
-    }
-    for suffix in ["a", "b", "rc", ".post", ".dev"] {
-        if let Some(r) = rest.strip_prefix(suffix) {
-            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-            if digits == 0 {
-                return false;
-            }
-            rest = &r[digits..];
-        }
-    }
-    numbers >= 2 && rest.is_empty()
+    use std::str::FromStr;
+    v.bytes().next().is_some_and(|c| c.is_ascii_digit())
+        && !v.contains(['+', '!'])
+        && v.split('.').take(2).count() == 2
+        && v.split('.').nth(1).is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
+        && pep440_rs::Version::from_str(v).is_ok()
 }
 
 impl fmt::Display for Engine {
@@ -177,27 +159,24 @@ impl fmt::Display for Want {
     }
 }
 
-/// Compares dotted versions numerically, part by part (`0.9` before
-/// `0.20`); a leading `v` is ignored and a part's non-digit tail counts as
-/// nothing (`5post1` as 5).
+/// Compares two versions by PEP 440 (`0.9` before `0.20`, `0.21.0rc1`
+/// before `0.21.0` before `0.21.0.post1`; a leading `v` is ignored), with
+/// the `pep440_rs` crate. Two texts that are not PEP 440 versions compare
+/// by their dotted numbers.
 pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    let nums = |s: &str| -> Vec<u64> {
-        s.trim_start_matches('v')
-            .split('.')
-            .map(|p| {
-                let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-                digits.parse().unwrap_or(0)
-            })
-            .collect()
-    };
-    let (x, y) = (nums(a), nums(b));
-    for i in 0..x.len().max(y.len()) {
-        match x.get(i).unwrap_or(&0).cmp(y.get(i).unwrap_or(&0)) {
-            Ordering::Equal => continue,
-            other => return other,
+    use std::str::FromStr;
+    match (pep440_rs::Version::from_str(a), pep440_rs::Version::from_str(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        _ => {
+            let nums = |s: &str| -> Vec<u64> {
+                s.trim_start_matches('v')
+                    .split('.')
+                    .map(|p| p.chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap_or(0))
+                    .collect()
+            };
+            nums(a).cmp(&nums(b))
         }
     }
-    Ordering::Equal
 }
 
 #[cfg(test)]
@@ -248,10 +227,12 @@ mod tests {
     }
 
     #[test]
-    fn versions_compare_by_number() {
+    fn versions_compare_by_pep_440() {
         assert_eq!(compare_versions("0.9.2", "0.20"), Ordering::Less);
         assert_eq!(compare_versions("v0.20.0", "0.20"), Ordering::Equal);
-        assert_eq!(compare_versions("0.5.5.post1", "0.5"), Ordering::Greater);
+        assert_eq!(compare_versions("0.5.5.post1", "0.5.5"), Ordering::Greater);
+        assert_eq!(compare_versions("0.21.0rc1", "0.21.0"), Ordering::Less);
+        assert!(!pep440_release("1.0a1b2rc3"));
     }
 }
 
