@@ -507,7 +507,7 @@ fn serve_index(
     // which share `/whl/{variant}/` on PyTorch's layout.
     let root = mount.simple.clone();
     let location_base = format!("{base}{root}");
-    mocks.push(Mock::given(method("GET")).and(path_regex(format!("^{}/[^/]+/?$", regex_escape(&root)))).respond_with(
+    mocks.push(Mock::given(method("GET")).and(path_regex(format!("^{}/[^/]+/?$", regex::escape(&root)))).respond_with(
         move |req: &Request| {
             let raw = req.url.path();
             let rest = &raw[root.len() + 1..];
@@ -549,38 +549,9 @@ fn decoded_path(expected: String) -> impl Fn(&Request) -> bool + Send + Sync {
     move |req: &Request| percent_decode(req.url.path()) == expected
 }
 
-/// `%XX` escapes decoded (as bytes, then UTF-8 with replacement); anything
-/// else, including a malformed escape, kept as is.
+/// `%XX` escapes decoded (as bytes, then UTF-8 with replacement).
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(hi), Some(lo)) =
-                (bytes.get(i + 1).and_then(|&b| hex(b)), bytes.get(i + 2).and_then(|&b| hex(b)))
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// `s` with every character that is special in a regular expression escaped.
-fn regex_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 /// One asset as served: its id, bytes, and where they are.
