@@ -26,7 +26,7 @@ fn raw(path: &str, bytes: Vec<u8>) -> File {
 }
 
 fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false }
+    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false, delay_ms: 0 }
 }
 
 /// The machine as discovered, without its package manager (nothing outside

@@ -289,6 +289,9 @@ impl FakeServer {
                 mocks.push(
                     Mock::given(method("GET")).and(decoded_path(s.download_path.clone())).respond_with(
                         ResponseTemplate::new(200)
+                            .set_delay(std::time::Duration::from_millis(
+                                asset_of(release, &s.name).map_or(0, |a| a.delay_ms),
+                            ))
                             .set_body_raw(served_body(asset_of(release, &s.name), &s.bytes), "application/octet-stream")
                             .insert_header("content-disposition", format!("attachment; filename={}", s.name).as_str()),
                     ),

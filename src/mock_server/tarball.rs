@@ -151,6 +151,7 @@ mod tests {
             ],
             wheel: None,
             tampered: false,
+            delay_ms: 0,
         }
     }
 

@@ -63,6 +63,14 @@ pub struct Asset {
     /// digested (one byte changed): a corrupted mirror, for tests.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tampered: bool,
+    /// Milliseconds the download host waits before answering: a slow
+    /// mirror, for tests that interrupt a download.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One file of an asset: a simulated ELF file or plain text.

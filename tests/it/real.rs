@@ -90,7 +90,7 @@ fn raw(path: &str, bytes: &[u8]) -> File {
 }
 
 fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false }
+    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false, delay_ms: 0 }
 }
 
 /// A llama.cpp b10850 release whose CUDA 12.8 build is `cuda`'s files and
@@ -369,4 +369,84 @@ fn an_engines_directory_that_cannot_be_made_is_named() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--engines-dir") && err.contains("a-file/engines"), "{err}");
+}
+
+#[test]
+fn an_interrupted_download_leaves_no_install_and_the_next_run_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let mut cat = catalog(&p, vec![raw("llama-server", &p.good)]);
+    cat.releases[0].assets[1].delay_ms = 30_000; // the CUDA build's download hangs
+    let server = FakeServer::start(&cat).unwrap();
+    let engines = dir.path().join("engines");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["provision", "--want", "llama.cpp@b10850", "--host"])
+        .arg(&host)
+        .arg("--engines-dir")
+        .arg(&engines)
+        .args(["--github-api", &server.base_url()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the download has begun (its staging exists), then Ctrl-C.
+    let staging = engines.join(".staging/llama.cpp-b10850-cuda-12.8/downloads");
+    let started = std::time::Instant::now();
+    while !staging.exists() && started.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(staging.exists(), "the download began");
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(!engines.join("llama.cpp/b10850-cuda-12.8").exists(), "nothing partial installed");
+    assert!(!engines.join("llama.cpp/b10850-cuda-12.8.json").exists());
+    // The next run removes what was left and installs.
+    let mut quick = cat.clone();
+    quick.releases[0].assets[1].delay_ms = 0;
+    let server = FakeServer::start(&quick).unwrap();
+    let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!((code, report["engines"][0]["variant"].as_str()), (0, Some("cuda-12.8")), "{report}");
+    assert!(!engines.join(".staging/llama.cpp-b10850-cuda-12.8").exists());
+}
+
+#[test]
+fn as_another_user_os_packages_are_not_installed_and_the_reason_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A deb machine missing libgomp1, a package manager that would install it.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(&bin.join("dpkg-query"), "exit 1");
+    script(&bin.join("apt-get"), "echo installed-by-apt; exit 0");
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(super::host_path("nogpu-debian12.json")).unwrap()).unwrap();
+    v["os"]["package_family"] = "deb".into();
+    let host = dir.path().join("host.json");
+    std::fs::write(&host, v.to_string()).unwrap();
+    for f in [&bin, &host] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let engines = dir.path().join("engines");
+    let p = programs(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+        .arg(&host)
+        .arg("--engines-dir")
+        .arg(&engines)
+        .args(["--github-api", &server.base_url()])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let s = &report["engines"][0];
+    let reason = s["attempts"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("could not install the OS package libgomp1") && reason.contains("needs root"), "{s}");
 }
