@@ -450,3 +450,36 @@ fn as_another_user_os_packages_are_not_installed_and_the_reason_says_so() {
     let reason = s["attempts"][0]["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("could not install the OS package libgomp1") && reason.contains("needs root"), "{s}");
 }
+
+#[test]
+fn a_write_that_fails_mid_download_is_each_builds_reason_and_leaves_nothing() {
+    // The file-size limit stands in for a full disk: past 4 KiB every write
+    // fails (EFBIG, with SIGXFSZ ignored), as it would with no space left.
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let llmgw = assert_cmd::cargo::cargo_bin("llmgw");
+    let script = format!(
+        "ulimit -f 4; trap '' XFSZ; exec '{}' provision --format json --want llama.cpp@b10850 --host '{}' --engines-dir '{}' --github-api '{}'",
+        llmgw.display(),
+        host.display(),
+        engines.display(),
+        server.base_url()
+    );
+    let out = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let s = &report["engines"][0];
+    assert_eq!(s["state"], "failed", "{s}");
+    let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] == "failed").collect();
+    assert_eq!(tried.len(), 2, "each build tried: {s}");
+    for a in tried {
+        assert!(a["reason"].as_str().unwrap().contains("File too large"), "{a}");
+    }
+    let staging: Vec<_> =
+        std::fs::read_dir(engines.join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(staging.is_empty(), "{staging:?}");
+    assert!(!engines.join("llama.cpp").exists() || std::fs::read_dir(engines.join("llama.cpp")).unwrap().count() == 0);
+}
