@@ -483,3 +483,45 @@ fn a_write_that_fails_mid_download_is_each_builds_reason_and_leaves_nothing() {
     assert!(staging.is_empty(), "{staging:?}");
     assert!(!engines.join("llama.cpp").exists() || std::fs::read_dir(engines.join("llama.cpp")).unwrap().count() == 0);
 }
+
+#[test]
+fn provision_on_this_machine_installs_the_cpu_build_and_a_second_run_downloads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    // This machine as `discover` sees it, its GPUs (if any) left out so that
+    // the CPU build is the one to install wherever the test runs.
+    let found = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["discover", "--engines-dir"])
+        .arg(&engines)
+        .output()
+        .unwrap();
+    assert_eq!(found.status.code(), Some(0), "{}", String::from_utf8_lossy(&found.stderr));
+    let mut me: Value = serde_json::from_slice(&found.stdout).unwrap();
+    me["nvidia"] = Value::Null;
+    let host = dir.path().join("me.json");
+    std::fs::write(&host, me.to_string()).unwrap();
+    let run = || {
+        let out = assert_cmd::Command::cargo_bin("llmgw")
+            .unwrap()
+            .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+            .arg(&host)
+            .arg("--engines-dir")
+            .arg(&engines)
+            .args(["--github-api", &server.base_url()])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        v["engines"][0].clone()
+    };
+    let first = run();
+    assert_eq!((first["state"].as_str(), first["variant"].as_str()), (Some("ready"), Some("cpu")), "{first}");
+    let downloads = server.downloads();
+    assert_eq!(downloads, 1);
+    let second = run();
+    assert_eq!(second["attempts"][0]["outcome"], "verified", "{second}");
+    assert_eq!(server.downloads(), downloads, "nothing downloaded again");
+}
