@@ -144,21 +144,29 @@ fn gpu_host(dir: &Path) -> PathBuf {
     path
 }
 
-fn provision(server: &FakeServer, host: &Path, engines: &Path, want: &str) -> (i32, Value) {
-    let out = assert_cmd::Command::cargo_bin("llmgw")
-        .unwrap()
-        .args(["provision", "--check-timeout", "2", "--format", "json", "--want", want, "--host"])
+/// `llmgw provision --want WANT` of `host` into `engines` from `server`,
+/// JSON out, checks limited to 2 s, no GitHub token.
+fn provision_cmd(server: &FakeServer, host: &Path, engines: &Path, want: &str) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("llmgw"));
+    c.args(["provision", "--check-timeout", "2", "--format", "json", "--want", want, "--host"])
         .arg(host)
         .arg("--engines-dir")
         .arg(engines)
         .args(["--github-api", &server.base_url()])
-        .env_remove("GITHUB_TOKEN")
-        .output()
-        .unwrap();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        .env_remove("GITHUB_TOKEN");
+    c
+}
+
+/// The report a provision printed.
+fn report_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-    });
-    (out.status.code().unwrap_or(-1), json)
+    })
+}
+
+fn provision(server: &FakeServer, host: &Path, engines: &Path, want: &str) -> (i32, Value) {
+    let out = provision_cmd(server, host, engines, want).output().unwrap();
+    (out.status.code().unwrap_or(-1), report_of(&out))
 }
 
 #[test]
@@ -277,12 +285,7 @@ fn two_provisions_at_once_take_turns_and_download_once() {
     let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
     let engines = dir.path().join("engines");
     let spawn = || {
-        std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
-            .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
-            .arg(&host)
-            .arg("--engines-dir")
-            .arg(&engines)
-            .args(["--github-api", &server.base_url()])
+        provision_cmd(&server, &host, &engines, "llama.cpp@b10850")
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap()
@@ -330,18 +333,9 @@ fn a_package_manager_that_fails_is_each_builds_reason_and_nothing_is_left() {
     let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
     let engines = dir.path().join("engines");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let out = assert_cmd::Command::cargo_bin("llmgw")
-        .unwrap()
-        .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
-        .arg(&host)
-        .arg("--engines-dir")
-        .arg(&engines)
-        .args(["--github-api", &server.base_url()])
-        .env("PATH", path)
-        .output()
-        .unwrap();
+    let out = provision_cmd(&server, &host, &engines, "llama.cpp@b10850").env("PATH", path).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_of(&out);
     let s = &report["engines"][0];
     assert_eq!(s["state"], "failed");
     let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] == "failed").collect();
@@ -380,12 +374,7 @@ fn an_interrupted_download_leaves_no_install_and_the_next_run_cleans_up() {
     cat.releases[0].assets[1].delay_ms = 30_000; // the CUDA build's download hangs
     let server = FakeServer::start(&cat).unwrap();
     let engines = dir.path().join("engines");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
-        .args(["provision", "--want", "llama.cpp@b10850", "--host"])
-        .arg(&host)
-        .arg("--engines-dir")
-        .arg(&engines)
-        .args(["--github-api", &server.base_url()])
+    let mut child = provision_cmd(&server, &host, &engines, "llama.cpp@b10850")
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -503,20 +492,7 @@ fn provision_on_this_machine_installs_the_cpu_build_and_a_second_run_downloads_n
     me["nvidia"] = Value::Null;
     let host = dir.path().join("me.json");
     std::fs::write(&host, me.to_string()).unwrap();
-    let run = || {
-        let out = assert_cmd::Command::cargo_bin("llmgw")
-            .unwrap()
-            .args(["provision", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
-            .arg(&host)
-            .arg("--engines-dir")
-            .arg(&engines)
-            .args(["--github-api", &server.base_url()])
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-        v["engines"][0].clone()
-    };
+    let run = || provision(&server, &host, &engines, "llama.cpp@b10850").1["engines"][0].clone();
     let first = run();
     assert_eq!((first["state"].as_str(), first["variant"].as_str()), (Some("ready"), Some("cpu")), "{first}");
     let downloads = server.downloads();
