@@ -21,6 +21,7 @@ pub mod parse;
 pub mod recipe;
 pub mod release;
 pub mod report;
+pub mod retry;
 pub mod scenario;
 pub mod simulate;
 pub mod strict_json;

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use crate::mock_server::truth::Catalog;
+use crate::mock_server::truth::{Catalog, Fault};
 use crate::strict_json::{self, JsonError};
 use crate::system::sim::stub::Backend;
 
@@ -25,6 +25,9 @@ pub struct Scenario {
     /// The files whose truth it changes.
     #[serde(default)]
     pub truth: Vec<TruthPatch>,
+    /// Errors the fake server answers with.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
 }
 
 /// One file of one release asset, as the scenario would have it.
@@ -54,7 +57,7 @@ impl Scenario {
     /// # Errors
     /// A [`JsonError`] naming where the file is wrong.
     pub fn from_json(text: &str) -> Result<Scenario, JsonError> {
-        strict_json::parse(text, &["truth[*]"])
+        strict_json::parse(text, &["truth[*]", "faults[*]"])
     }
 
     /// The catalog with every patch applied.
@@ -92,6 +95,22 @@ impl Scenario {
                 elf.requires = r.clone();
             }
         }
+        for (i, f) in self.faults.iter().enumerate() {
+            let release = out
+                .releases
+                .iter()
+                .find(|r| format!("{}@{}", r.repo, r.tag) == f.release)
+                .ok_or_else(|| format!("faults[{i}]: no release `{}` in the truth", f.release))?;
+            if let Some(a) = &f.asset
+                && !release.assets.iter().any(|x| &x.name == a)
+            {
+                return Err(format!("faults[{i}]: release `{}` has no asset `{a}`", f.release));
+            }
+            if !(400..600).contains(&f.status) {
+                return Err(format!("faults[{i}]: status {} is not an HTTP error", f.status));
+            }
+        }
+        out.faults.extend(self.faults.iter().cloned());
         Ok(out)
     }
 }

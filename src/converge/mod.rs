@@ -402,10 +402,20 @@ pub(crate) fn download_verified(
 ) -> Result<record::AssetDigest, String> {
     let name = &asset.name;
     let expected = asset.sha256().map_err(|e| e.to_string())?;
-    let got = sys.download(&asset.browser_download_url, dest).map_err(|e| format!("downloading {name}: {e}"))?;
+    let fetch = |sys: &mut dyn System| {
+        crate::retry::download(sys, name, &asset.browser_download_url, dest)
+            .map_err(|e| format!("downloading {name}: {e}"))
+    };
+    let mut got = fetch(sys)?;
+    if got.sha256 != expected {
+        // Once more: a body cut or changed on the way is not the publisher's
+        // file. The same wrong bytes twice fail, naming both digests.
+        tracing::warn!("{name}: sha256 {} is not the publisher's {expected}; downloading it again", got.sha256);
+        got = fetch(sys)?;
+    }
     if got.sha256 != expected {
         return Err(format!(
-            "{name}: sha256 {} does not match the publisher's digest {expected} ({} bytes received, {} expected)",
+            "{name}: sha256 {} does not match the publisher's digest {expected}, downloaded twice ({} bytes received, {} expected)",
             got.sha256, got.bytes, asset.size
         ));
     }

@@ -103,6 +103,20 @@ fn served_body(asset: Option<&Asset>, bytes: &[u8]) -> Vec<u8> {
     body
 }
 
+/// GitHub's body for an error status.
+fn fault_body(status: u16) -> Vec<u8> {
+    let message = match status {
+        403 | 429 => {
+            "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)"
+        }
+        500 => "Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Error",
+    };
+    serde_json::json!({ "message": message, "status": status.to_string() }).to_string().into_bytes()
+}
+
 /// The catalog embedded from `mocks/`: every release the fake server
 /// publishes, parsed once.
 ///
@@ -114,6 +128,7 @@ pub fn embedded_catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| Catalog {
         releases: EMBEDDED.iter().map(|(file, text)| parse(file, text)).collect(),
         indexes: EMBEDDED_INDEXES.iter().map(|(file, text)| parse(file, text)).collect(),
+        faults: vec![],
     })
 }
 
@@ -232,6 +247,7 @@ impl FakeServer {
         let base = server.uri();
 
         let mut mocks = Vec::new();
+        let mut asset_paths: BTreeMap<String, String> = BTreeMap::new();
         let mut download_paths = BTreeSet::new();
         let mut releases = BTreeSet::new();
         let mut ids = BTreeMap::new();
@@ -296,6 +312,7 @@ impl FakeServer {
                             .insert_header("content-disposition", format!("attachment; filename={}", s.name).as_str()),
                     ),
                 );
+                asset_paths.insert(format!("{}@{} {}", release.repo, release.tag, s.name), s.download_path.clone());
                 if !download_paths.insert(s.download_path.clone()) {
                     return Err(invalid(format!(
                         "asset {} is listed twice in {}@{}",
@@ -303,6 +320,29 @@ impl FakeServer {
                     )));
                 }
             }
+        }
+        // Faults first (priority 1): they answer before the truth does.
+        for f in &catalog.faults {
+            let path_of = match &f.asset {
+                Some(a) => asset_paths.get(&format!("{} {a}", f.release)).cloned(),
+                None => f.release.split_once('@').map(|(repo, tag)| format!("/repos/{repo}/releases/tags/{tag}")),
+            };
+            let target =
+                path_of.ok_or_else(|| invalid(format!("fault on `{}`: no such release or asset", f.release)))?;
+            let mut answer = api_json(f.status, fault_body(f.status));
+            if let Some(secs) = f.retry_after_secs {
+                answer = answer.insert_header("retry-after", secs.to_string().as_str());
+            }
+            if let Some(secs) = f.rate_limit_reset_in_secs {
+                answer = answer
+                    .insert_header("x-ratelimit-remaining", "0")
+                    .insert_header("x-ratelimit-reset", (RATE_LIMIT_RESET + secs).to_string().as_str());
+            }
+            let mut mock = Mock::given(method("GET")).and(decoded_path(target)).respond_with(answer).with_priority(1);
+            if let Some(n) = f.times {
+                mock = mock.up_to_n_times(n);
+            }
+            mocks.push(mock);
         }
         let mut mounts = BTreeSet::new();
         for index in &catalog.indexes {

@@ -19,6 +19,33 @@ pub struct Catalog {
     /// The Python package indexes (PyPI, PyTorch's), in no particular order.
     #[serde(default)]
     pub indexes: Vec<Index>,
+    /// Faults the server answers with before (or instead of) the truth:
+    /// a scenario's, never `mocks/`'s own.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+/// An error the fake server answers with, for `times` requests or always.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    /// The release, `owner/name@tag`: `ggml-org/llama.cpp@b10850`.
+    pub release: String,
+    /// The asset whose download fails; absent: the release's metadata fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asset: Option<String>,
+    /// The HTTP status answered: 500, 502, 503, 429, 403.
+    pub status: u16,
+    /// How many requests are answered so; absent: every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u64>,
+    /// A `Retry-After` header, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_secs: Option<u64>,
+    /// GitHub's rate limit used up (`x-ratelimit-remaining: 0`), resetting
+    /// this many seconds after the simulation's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_reset_in_secs: Option<u64>,
 }
 
 /// One GitHub release of one engine version.

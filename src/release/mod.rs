@@ -110,11 +110,8 @@ pub fn release_url(api: &str, repo: &str, tag: &str) -> String {
 pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<Release, ReleaseError> {
     let url = release_url(api, repo, tag);
     let (repo_s, tag_s) = (repo.to_string(), tag.to_string());
-    let resp = sys.http_get(&url, "application/vnd.github+json").map_err(|e| ReleaseError::Network {
-        repo: repo_s.clone(),
-        tag: tag_s.clone(),
-        message: e.to_string(),
-    })?;
+    let resp = crate::retry::get(sys, &format!("release {tag} of {repo}"), &url, "application/vnd.github+json")
+        .map_err(|e| ReleaseError::Network { repo: repo_s.clone(), tag: tag_s.clone(), message: e.to_string() })?;
     match resp.status {
         200 => {}
         404 => {

@@ -84,8 +84,9 @@ impl Local {
     pub fn http_get(&self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
         let resp = self.get(url, accept)?;
         let status = resp.status().as_u16();
+        let wait = wait_of(resp.headers());
         let body = resp.bytes().map_err(network)?.to_vec();
-        Ok(HttpResponse { status, body })
+        Ok(HttpResponse { status, body, wait })
     }
 
     /// See [`super::System::download`].
@@ -107,9 +108,10 @@ impl Local {
         let mut resp = self.get(url, "application/octet-stream")?;
         let status = resp.status();
         if !status.is_success() {
+            let wait = wait_of(resp.headers());
             let mut body = Vec::new();
             let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
-            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body) });
+            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body), wait });
         }
         let total = resp.content_length();
         let mut out = fs::OpenOptions::new()
@@ -253,6 +255,16 @@ fn network(e: reqwest::Error) -> SysError {
         src = s.source();
     }
     SysError::Network(msg)
+}
+
+/// What an answer's headers say about asking again.
+fn wait_of(headers: &reqwest::header::HeaderMap) -> super::Wait {
+    let number =
+        |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+    super::Wait {
+        retry_after_secs: number("retry-after"),
+        rate_limit_reset: (number("x-ratelimit-remaining") == Some(0)).then(|| number("x-ratelimit-reset")).flatten(),
+    }
 }
 
 /// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.

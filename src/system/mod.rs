@@ -93,6 +93,19 @@ pub struct HttpResponse {
     pub status: u16,
     /// The body.
     pub body: Vec<u8>,
+    /// When to ask again, from the answer's headers.
+    pub wait: Wait,
+}
+
+/// What an answer says about asking again: `Retry-After` (seconds), and
+/// GitHub's rate limit (`x-ratelimit-remaining: 0` with `x-ratelimit-reset`,
+/// Unix seconds). Source: GitHub docs, "Rate limits for the REST API".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wait {
+    /// `Retry-After`, in seconds.
+    pub retry_after_secs: Option<u64>,
+    /// When an exhausted rate limit resets, Unix seconds.
+    pub rate_limit_reset: Option<u64>,
 }
 
 /// A file downloaded to disk with its digest computed on the way.
@@ -135,6 +148,8 @@ pub enum SysError {
         status: u16,
         /// The server's message, when it gave one.
         message: String,
+        /// When to ask again, from the answer's headers.
+        wait: Wait,
     },
     /// The connection failed or broke off (refused, reset, timed out, cut short).
     #[error("{0}")]

@@ -6,6 +6,7 @@
 mod cli;
 mod discover;
 mod edges;
+mod faults;
 mod gpu_check;
 mod invariants;
 mod matrix;

@@ -129,6 +129,7 @@ fn catalog(p: &Programs, cuda: Vec<File>) -> Catalog {
             ],
         }],
         indexes: vec![],
+        faults: vec![],
     }
 }
 

@@ -47,6 +47,12 @@ impl SimSystem {
         &self.host
     }
 
+    /// The simulated clock: seconds since the Unix epoch, from [`SIM_EPOCH`]
+    /// plus every wait so far.
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
     /// Every command run so far, as command lines, in order.
     pub fn commands(&self) -> &[String] {
         &self.commands

@@ -1,0 +1,131 @@
+//! Retries of transient failures, on the [`System`]'s clock (simulated in
+//! simulation, so ten minutes of backoff take no time there).
+//!
+//! Transient: HTTP 500, 502, 503, 504, a broken connection, 429 and GitHub's
+//! rate limit (403 or 429 with `x-ratelimit-remaining: 0`). A `Retry-After`
+//! is honoured, a rate limit waits for its reset, each up to [`MAX_WAIT_SECS`];
+//! otherwise the delay doubles from [`BASE_DELAY_SECS`] up to
+//! [`MAX_DELAY_SECS`], plus jitter of up to a quarter, for [`ATTEMPTS`]
+//! attempts. Source: GitHub docs, "Rate limits for the REST API" (wait for
+//! `retry-after`, else until `x-ratelimit-reset`, else back off exponentially).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::system::{Downloaded, HttpResponse, SysError, System, Wait};
+
+/// Attempts of one request, the first included.
+pub const ATTEMPTS: u32 = 5;
+/// The first backoff, in seconds; it doubles each time.
+pub const BASE_DELAY_SECS: u64 = 2;
+/// The longest backoff, in seconds.
+pub const MAX_DELAY_SECS: u64 = 60;
+/// The longest a server may ask us to wait (`Retry-After`, a rate limit's
+/// reset), in seconds; past it the build fails with that reason.
+pub const MAX_WAIT_SECS: u64 = 900;
+
+/// Whether an HTTP status is worth asking again.
+fn transient(status: u16, wait: &Wait) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504) || (status == 403 && wait.rate_limit_reset.is_some())
+}
+
+/// How long to wait before attempt `attempt` (1-based retries), or why not to.
+fn delay(sys: &mut dyn System, what: &str, attempt: u32, wait: &Wait) -> Result<u64, String> {
+    let now = sys.now();
+    if let Some(reset) = wait.rate_limit_reset {
+        let secs = reset.saturating_sub(now) + 1;
+        return if secs <= MAX_WAIT_SECS {
+            Ok(secs)
+        } else {
+            Err(format!(
+                "GitHub's API rate limit for this address is used up until {reset} (Unix time, {secs} s from now); \
+                 set GITHUB_TOKEN for a higher limit"
+            ))
+        };
+    }
+    if let Some(secs) = wait.retry_after_secs {
+        return if secs <= MAX_WAIT_SECS {
+            Ok(secs)
+        } else {
+            Err(format!("the server asks to wait {secs} s, longer than llmgw waits ({MAX_WAIT_SECS} s)"))
+        };
+    }
+    let backoff = (BASE_DELAY_SECS << (attempt - 1).min(16)).min(MAX_DELAY_SECS);
+    // Jitter that differs by request and by moment (so nodes spread), and
+    // is the same in every run of a simulation.
+    let seed = what.bytes().fold(u64::from(attempt) ^ now, |h, b| h.wrapping_mul(1_099_511_628_211) ^ u64::from(b));
+    Ok(backoff + seed % (backoff / 4 + 1))
+}
+
+/// GETs `url` as [`System::http_get`] does, asking again after a transient
+/// status or a broken connection. The last answer is returned as it is.
+///
+/// # Errors
+/// The last [`SysError`], or a [`SysError::Http`] saying why no more
+/// waiting is done (a rate limit too far away).
+pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+    let mut attempt = 1;
+    loop {
+        let result = sys.http_get(url, accept);
+        let wait = match &result {
+            Ok(r) if transient(r.status, &r.wait) => r.wait,
+            Err(SysError::Network(_)) => Wait::default(),
+            _ => return result,
+        };
+        if attempt >= ATTEMPTS {
+            return result;
+        }
+        match delay(sys, what, attempt, &wait) {
+            Ok(secs) => {
+                tracing::info!("{what}: asking again in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
+                sys.sleep(Duration::from_secs(secs));
+            }
+            Err(why) => {
+                let status = result.as_ref().map_or(0, |r| r.status);
+                return Err(SysError::Http { status, message: why, wait });
+            }
+        }
+        attempt += 1;
+    }
+}
+
+/// Downloads `url` to `dest` as [`System::download`] does, starting over
+/// after a transient status or a broken connection.
+///
+/// # Errors
+/// The last [`SysError`], with `(after N attempts)` when it was retried.
+pub fn download(sys: &mut dyn System, what: &str, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+    let mut attempt = 1;
+    loop {
+        sys.remove(dest)?;
+        let result = sys.download(url, dest);
+        let wait = match &result {
+            Err(SysError::Http { status, wait, .. }) if transient(*status, wait) => *wait,
+            Err(SysError::Network(_)) => Wait::default(),
+            _ => return result,
+        };
+        if attempt >= ATTEMPTS {
+            return result.map_err(|e| match e {
+                SysError::Http { status, message, wait } => {
+                    SysError::Http { status, message: format!("{message} (after {ATTEMPTS} attempts)"), wait }
+                }
+                SysError::Network(m) => SysError::Network(format!("{m} (after {ATTEMPTS} attempts)")),
+                other => other,
+            });
+        }
+        match delay(sys, what, attempt, &wait) {
+            Ok(secs) => {
+                tracing::info!("{what}: downloading again in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
+                sys.sleep(Duration::from_secs(secs));
+            }
+            Err(why) => {
+                let status = match &result {
+                    Err(SysError::Http { status, .. }) => *status,
+                    _ => 0,
+                };
+                return Err(SysError::Http { status, message: why, wait });
+            }
+        }
+        attempt += 1;
+    }
+}

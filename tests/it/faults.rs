@@ -1,0 +1,96 @@
+//! Faults of the publisher (mocks/scenarios/): retried with backoff on the
+//! simulated clock, waited out when the server says how long, and failed
+//! with the reason when waiting is no use. Asserted: the state, the
+//! reason's words, the request count on the fake server, the clock.
+
+use llmgw::converge::State;
+use llmgw::mock_server::embedded_catalog;
+use llmgw::mock_server::truth::Catalog;
+use llmgw::recipe::Want;
+use llmgw::scenario::Scenario;
+use llmgw::simulate::Simulation;
+use llmgw::system::sim::SIM_EPOCH;
+
+fn scenario(name: &str) -> Catalog {
+    let path = super::host_path(&format!("../../mocks/scenarios/{name}.json"));
+    Scenario::from_json(&std::fs::read_to_string(path).unwrap()).unwrap().apply(embedded_catalog()).unwrap()
+}
+
+fn requests_to(sim: &Simulation, path_part: &str) -> usize {
+    sim.server().requests().iter().filter(|(_, p)| p.contains(path_part)).count()
+}
+
+fn llama(catalog: &Catalog) -> (Simulation, llmgw::converge::Status) {
+    let mut sim = Simulation::with_catalog(super::host("v100.json"), catalog).unwrap();
+    let s = sim.converge(&[Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
+    (sim, s)
+}
+
+#[test]
+fn a_503_twice_is_retried_with_backoff_and_the_build_installed() {
+    let (sim, s) = llama(&scenario("github-503-twice"));
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")), "{}", s.detail);
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 3, "three attempts at the body");
+    let waited = sim.system().clock() - SIM_EPOCH;
+    assert!((6..=8).contains(&waited), "2 s then 4 s, plus jitter: {waited}");
+}
+
+#[test]
+fn a_429_with_retry_after_is_waited_out() {
+    let (sim, s) = llama(&scenario("github-429-retry-after"));
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+    assert_eq!(requests_to(&sim, "/releases/tags/b10850"), 2);
+    assert_eq!(sim.system().clock() - SIM_EPOCH, 30, "exactly the Retry-After");
+}
+
+#[test]
+fn a_rate_limit_used_up_for_an_hour_fails_naming_it_without_waiting() {
+    let (sim, s) = llama(&scenario("github-rate-limit-exhausted"));
+    assert_eq!(s.state, State::Failed);
+    assert!(s.detail.contains("rate limit") && s.detail.contains("GITHUB_TOKEN"), "{}", s.detail);
+    assert_eq!(requests_to(&sim, "/releases/tags/b10850"), 1, "asked once: the metadata is kept for the pass");
+    assert_eq!(sim.system().clock(), SIM_EPOCH, "no waiting that could not help");
+    assert!(!sim.system().host().packages.installed.contains("libvulkan1"), "nothing installed for it");
+}
+
+#[test]
+fn a_rate_limit_resetting_soon_is_waited_for() {
+    let mut catalog = scenario("github-rate-limit-exhausted");
+    catalog.faults[0].rate_limit_reset_in_secs = Some(600);
+    catalog.faults[0].times = Some(1);
+    let (sim, s) = llama(&catalog);
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+    assert_eq!(sim.system().clock() - SIM_EPOCH, 601, "until the reset, and a second");
+}
+
+#[test]
+fn a_500_every_time_fails_after_five_attempts_leaving_nothing() {
+    let (sim, s) = llama(&scenario("github-500-always"));
+    assert_eq!(s.state, State::Failed);
+    assert!(s.detail.contains("HTTP 500") && s.detail.contains("after 5 attempts"), "{}", s.detail);
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 5);
+    let staging: Vec<_> =
+        std::fs::read_dir(sim.engines_dir().join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(staging.is_empty(), "{staging:?}");
+    assert!(!sim.engines_dir().join("llama.cpp/b10850-vulkan").exists());
+}
+
+#[test]
+fn a_changed_byte_is_downloaded_again_then_refused_naming_both_digests() {
+    let mut catalog = embedded_catalog().clone();
+    let asset = catalog
+        .releases
+        .iter_mut()
+        .flat_map(|r| r.assets.iter_mut())
+        .find(|a| a.name == "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz")
+        .unwrap();
+    asset.tampered = true;
+    let (sim, s) = llama(&catalog);
+    assert_eq!(s.state, State::Failed);
+    let reason = &s.attempts[0].reason;
+    assert!(
+        reason.contains("downloaded twice") && reason.contains("does not match the publisher's digest"),
+        "{reason}"
+    );
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 2, "once more, then no further");
+}
