@@ -158,13 +158,21 @@ pub fn run(
                     let Some(((id, host), mine)) = work.get(i) else { break };
                     let wants: Vec<Want> = mine.iter().map(|(_, w)| w.clone()).collect();
                     let mut sim = match Simulation::on(host.clone(), server.clone()) {
-                        Ok(sim) => sim,
+                        Ok(mut sim) => {
+                            sim.set_machine_faults(catalog.machine.clone());
+                            sim
+                        }
                         Err(e) => {
                             failure.lock().expect("no thread panics holding it").get_or_insert(e);
                             break;
                         }
                     };
-                    let report = sim.converge(&wants);
+                    // A scenario's crash: the next convergence is the outcome.
+                    let report = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&wants))) {
+                        Ok(report) => report,
+                        Err(payload) if payload.is::<crate::system::sim::SimulatedCrash>() => sim.converge(&wants),
+                        Err(payload) => std::panic::resume_unwind(payload),
+                    };
                     let mut out = cells.lock().expect("no thread panics holding it");
                     for ((w, want), status) in mine.iter().zip(report.engines) {
                         let drift = drift(&status);

@@ -28,6 +28,10 @@ pub struct Scenario {
     /// Errors the fake server answers with.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// Faults of the simulated machine: a failing package manager, a disk
+    /// that fills up, a crash before the N-th change.
+    #[serde(default)]
+    pub machine: Option<crate::system::sim::MachineFaults>,
 }
 
 /// One file of one release asset, as the scenario would have it.
@@ -111,6 +115,9 @@ impl Scenario {
             }
         }
         out.faults.extend(self.faults.iter().cloned());
+        if let Some(m) = &self.machine {
+            out.machine = m.clone();
+        }
         Ok(out)
     }
 }
@@ -122,9 +129,19 @@ mod tests {
 
     #[test]
     fn the_shipped_scenarios_apply() {
-        let text = include_str!("../mocks/scenarios/llama-cuda13-ggml-default-archs.json");
-        let s = Scenario::from_json(text).unwrap();
-        s.apply(embedded_catalog()).unwrap();
+        for text in [
+            include_str!("../mocks/scenarios/llama-cuda13-ggml-default-archs.json"),
+            include_str!("../mocks/scenarios/github-503-twice.json"),
+            include_str!("../mocks/scenarios/github-429-retry-after.json"),
+            include_str!("../mocks/scenarios/github-rate-limit-exhausted.json"),
+            include_str!("../mocks/scenarios/github-500-always.json"),
+            include_str!("../mocks/scenarios/machine-package-manager-fails.json"),
+            include_str!("../mocks/scenarios/machine-disk-fills-up.json"),
+            include_str!("../mocks/scenarios/machine-crash-before-rename.json"),
+        ] {
+            let s = Scenario::from_json(text).unwrap();
+            s.apply(embedded_catalog()).unwrap();
+        }
     }
 
     #[test]

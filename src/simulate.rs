@@ -16,7 +16,7 @@ use crate::mock_server::{self, FakeServer, truth::Catalog};
 use crate::recipe::{Plan, Want, WantsFile};
 use crate::report::Report;
 use crate::system::local::Local;
-use crate::system::sim::SimSystem;
+use crate::system::sim::{MachineFaults, SimSystem};
 
 /// The wants a simulation converges when none are given: `matrix/wants.json`, embedded.
 pub const DEFAULT_WANTS_JSON: &str = include_str!("../matrix/wants.json");
@@ -63,7 +63,14 @@ impl Simulation {
     /// As [`Simulation::start`].
     pub fn with_catalog(host: Host, catalog: &Catalog) -> Result<Simulation, SimError> {
         let server = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
-        Simulation::on(host, Arc::new(server))
+        let mut sim = Simulation::on(host, Arc::new(server))?;
+        sim.set_machine_faults(catalog.machine.clone());
+        Ok(sim)
+    }
+
+    /// The simulated machine's faults from now on (a scenario's `machine`).
+    pub fn set_machine_faults(&mut self, faults: MachineFaults) {
+        self.sys.set_faults(faults);
     }
 
     /// Starts a simulation of `host` against a server shared with other

@@ -70,6 +70,7 @@ fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_nex
         }],
         indexes: vec![],
         faults: vec![],
+        machine: Default::default(),
     };
     let server = FakeServer::start(&catalog).unwrap();
     let engines = dir.path().join("engines");

@@ -8,6 +8,7 @@ use llmgw::converge::{Outcome, State, Status};
 use llmgw::host::Host;
 use llmgw::report::Report;
 use llmgw::simulate::{Simulation, default_wants};
+use llmgw::system::sim::SimulatedCrash;
 
 use super::input::{self, Failure};
 use super::output;
@@ -55,7 +56,21 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let host = original.with_settings(&settings).map_err(|e| Failure::BadInput(format!("--set: {e}")))?;
     let simulate = |host: Host| -> Result<Report, Failure> {
         let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
-        Ok(sim.converge(&wants))
+        // A scenario's crash ends the simulated installer without cleanup;
+        // what matters is what the next convergence makes of it.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&wants))) {
+            Ok(report) => Ok(report),
+            Err(payload) => match payload.downcast_ref::<SimulatedCrash>() {
+                Some(c) => {
+                    eprintln!(
+                        "llmgw: the simulated installer crashed before its change {} (the scenario's); converging again:",
+                        c.before_change
+                    );
+                    Ok(sim.converge(&wants))
+                }
+                None => std::panic::resume_unwind(payload),
+            },
+        }
     };
     if args.what_if.diff {
         let (before, after) = (simulate(original)?, simulate(host)?);

@@ -129,6 +129,7 @@ pub fn embedded_catalog() -> &'static Catalog {
         releases: EMBEDDED.iter().map(|(file, text)| parse(file, text)).collect(),
         indexes: EMBEDDED_INDEXES.iter().map(|(file, text)| parse(file, text)).collect(),
         faults: vec![],
+        machine: Default::default(),
     })
 }
 

@@ -23,6 +23,9 @@ pub struct Catalog {
     /// a scenario's, never `mocks/`'s own.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// Faults of the simulated machine itself (a scenario's `machine`).
+    #[serde(default)]
+    pub machine: crate::system::sim::MachineFaults,
 }
 
 /// An error the fake server answers with, for `times` requests or always.

@@ -94,3 +94,75 @@ fn a_changed_byte_is_downloaded_again_then_refused_naming_both_digests() {
     );
     assert_eq!(requests_to(&sim, "github-production-release-asset"), 2, "once more, then no further");
 }
+
+/// The installer dies before each change it makes to the machine, one run
+/// per change, for an archive engine and a Python one: the next convergence
+/// reports nothing as ready that is not whole (it installs or verifies),
+/// removes what the crash left in staging, and completes the install.
+#[rstest::rstest]
+#[case::llama_cpp("v100.json", "llama.cpp@b10850", "vulkan")]
+#[case::vllm("h100-ubuntu24.04-driver580.json", "vllm@0.20.1", "cu13")]
+fn a_crash_before_any_change_is_recovered_by_the_next_convergence(
+    #[case] file: &str,
+    #[case] want: &str,
+    #[case] variant: &str,
+) {
+    use llmgw::converge::Outcome;
+    use llmgw::system::sim::{MachineFaults, SimulatedCrash};
+    let want = [Want::parse(want).unwrap()];
+    let mut crashes = 0;
+    for k in 1.. {
+        let mut catalog = embedded_catalog().clone();
+        catalog.machine.crash_before_change = Some(k);
+        let mut sim = Simulation::with_catalog(super::host(file), &catalog).unwrap();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&want)));
+        match run {
+            Ok(report) => {
+                // Past the last change: this run had no crash and installed.
+                assert_eq!(report.engines[0].state, State::Ready);
+                break;
+            }
+            Err(payload) => assert_eq!(payload.downcast_ref::<SimulatedCrash>().map(|c| c.before_change), Some(k)),
+        }
+        crashes += 1;
+        sim.set_machine_faults(MachineFaults::default());
+        let s = sim.converge(&want).engines.remove(0);
+        assert_eq!(
+            (s.state, s.variant.as_deref()),
+            (State::Ready, Some(variant)),
+            "after a crash before change {k}: {}",
+            s.detail
+        );
+        let first = s.attempts.iter().find(|a| a.outcome != Outcome::LeftOut && a.outcome != Outcome::Stale).unwrap();
+        assert!(matches!(first.outcome, Outcome::Installed | Outcome::Verified), "change {k}: {:?}", s.attempts);
+        let staging: Vec<_> =
+            std::fs::read_dir(sim.engines_dir().join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
+        assert!(staging.is_empty(), "change {k}: staging left: {staging:?}");
+    }
+    assert!(crashes >= 8, "every change of an install was crashed before: {crashes}");
+}
+
+#[test]
+fn a_package_manager_that_fails_is_the_builds_reason() {
+    let mut catalog = embedded_catalog().clone();
+    catalog.machine.package_manager_fails = true;
+    let (_, s) = llama(&catalog);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.detail.contains("could not install the OS package libvulkan1") && s.detail.contains("dpkg returned an error"),
+        "{}",
+        s.detail
+    );
+}
+
+#[test]
+fn a_disk_that_fills_up_mid_install_fails_the_build_and_leaves_nothing() {
+    let mut catalog = embedded_catalog().clone();
+    catalog.machine.disk_full_after_bytes = Some(1000);
+    let (sim, s) = llama(&catalog);
+    assert_eq!(s.state, State::Failed);
+    assert!(s.detail.contains("No space left on device"), "{}", s.detail);
+    let staging: Vec<_> =
+        std::fs::read_dir(sim.engines_dir().join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(staging.is_empty(), "{staging:?}");
+}

@@ -130,6 +130,7 @@ fn catalog(p: &Programs, cuda: Vec<File>) -> Catalog {
         }],
         indexes: vec![],
         faults: vec![],
+        machine: Default::default(),
     }
 }
 

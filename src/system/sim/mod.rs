@@ -34,12 +34,80 @@ pub struct SimSystem {
     local: Local,
     clock: u64,
     commands: Vec<String>,
+    faults: MachineFaults,
+    /// Changes made to the machine so far (for [`MachineFaults::crash_before_change`]).
+    changes: u32,
+    /// Bytes written by downloads and unpacking so far (for [`MachineFaults::disk_full_after_bytes`]).
+    written: u64,
+}
+
+/// Faults of the simulated machine: a scenario's `machine`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineFaults {
+    /// The package manager fails whatever it is asked to install.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub package_manager_fails: bool,
+    /// The disk fills up once downloads and unpacking have written this many
+    /// bytes: the write that crosses it fails with ENOSPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_full_after_bytes: Option<u64>,
+    /// The installer dies (no cleanup runs) just before its N-th change to
+    /// the machine, counting from 1: a download, an unpack, a directory made,
+    /// renamed or removed, a file written, a package installed. Once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_before_change: Option<u32>,
+}
+
+/// What a simulated crash unwinds with (never through the panic hook).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimulatedCrash {
+    /// The change it happened before, from 1.
+    pub before_change: u32,
 }
 
 impl SimSystem {
     /// The machine `host`, reaching the network and files through `local`.
     pub fn new(host: Host, local: Local) -> SimSystem {
-        SimSystem { host, local, clock: SIM_EPOCH, commands: Vec::new() }
+        SimSystem {
+            host,
+            local,
+            clock: SIM_EPOCH,
+            commands: Vec::new(),
+            faults: MachineFaults::default(),
+            changes: 0,
+            written: 0,
+        }
+    }
+
+    /// The machine's faults from now on.
+    pub fn set_faults(&mut self, faults: MachineFaults) {
+        self.faults = faults;
+    }
+
+    /// Counts a change to the machine, dying first if this is the one to crash before.
+    fn change(&mut self) {
+        self.changes += 1;
+        if self.faults.crash_before_change == Some(self.changes) {
+            self.faults.crash_before_change = None;
+            std::panic::resume_unwind(Box::new(SimulatedCrash { before_change: self.changes }));
+        }
+    }
+
+    /// Counts `bytes` written; past the disk's end, `path` is removed and the write fails.
+    fn wrote(&mut self, bytes: u64, path: &Path) -> Result<(), SysError> {
+        self.written += bytes;
+        match self.faults.disk_full_after_bytes {
+            Some(limit) if self.written > limit => {
+                let _ = self.local.remove(path);
+                Err(SysError::Io {
+                    op: "write",
+                    path: path.to_path_buf(),
+                    message: "No space left on device (os error 28)".into(),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The host as it is now (packages installed by a convergence included).
@@ -69,11 +137,17 @@ impl System for SimSystem {
     }
 
     fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
-        self.local.download(url, dest)
+        self.change();
+        let got = self.local.download(url, dest)?;
+        self.wrote(got.bytes, dest)?;
+        Ok(got)
     }
 
     fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
-        self.local.unpack(archive, into)
+        self.change();
+        let files = self.local.unpack(archive, into)?;
+        self.wrote(files.iter().map(|f| f.bytes).sum(), into)?;
+        Ok(files)
     }
 
     fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
@@ -83,7 +157,10 @@ impl System for SimSystem {
     fn run(&mut self, cmd: &Cmd) -> Result<Output, SysError> {
         self.commands.push(cmd.display());
         let name = cmd.program.to_string_lossy().into_owned();
-        if let Some(out) = packages::run(&mut self.host, &name, &cmd.args) {
+        if packages::INSTALLERS.contains(&name.as_str()) {
+            self.change();
+        }
+        if let Some(out) = packages::run(&mut self.host, &name, &cmd.args, self.faults.package_manager_fails) {
             return out;
         }
         if name == "gcc" {
@@ -117,18 +194,22 @@ impl System for SimSystem {
     }
 
     fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError> {
+        self.change();
         self.local.create_dir_all(path)
     }
 
     fn remove(&mut self, path: &Path) -> Result<(), SysError> {
+        self.change();
         self.local.remove(path)
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError> {
+        self.change();
         self.local.rename(from, to)
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
+        self.change();
         self.local.write_atomic(path, contents)
     }
 

@@ -6,8 +6,12 @@
 use crate::host::{Host, PackageFamily};
 use crate::system::{Output, SysError};
 
+/// The package managers' installing commands.
+pub(super) const INSTALLERS: &[&str] = &["apt-get", "dnf", "apk"];
+
 /// Runs `program args` when it is a package manager; `None` otherwise.
-pub(super) fn run(host: &mut Host, program: &str, args: &[String]) -> Option<Result<Output, SysError>> {
+/// With `fails`, installing fails as a broken package manager does.
+pub(super) fn run(host: &mut Host, program: &str, args: &[String], fails: bool) -> Option<Result<Output, SysError>> {
     let family = match program {
         "dpkg-query" | "apt-get" => PackageFamily::Deb,
         "rpm" | "dnf" => PackageFamily::Rpm,
@@ -36,6 +40,11 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String]) -> Option<Res
         ("apk", Some("info")) => query(host, names.get(1..).unwrap_or(&[]), |n, yes| {
             (if yes { format!("{n}\n") } else { String::new() }, String::new())
         }),
+        ("apt-get", _) | ("dnf", _) | ("apk", Some("add")) if fails => Output {
+            code: Some(100),
+            stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)\n".into(),
+            ..Output::default()
+        },
         ("apt-get", _) => {
             install(host, names.get(1..).unwrap_or(&[]), |n| (100, format!("E: Unable to locate package {n}\n")))
         }
