@@ -18,6 +18,7 @@ pub mod matrix;
 pub mod mock_server;
 pub mod nvidia;
 pub mod parse;
+pub mod pep503;
 pub mod recipe;
 pub mod release;
 pub mod report;

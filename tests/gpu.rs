@@ -14,19 +14,13 @@
 use std::path::{Path, PathBuf};
 
 use llmgw::mock_server::FakeServer;
-use llmgw::mock_server::truth::{Asset, Catalog, File, Release};
+#[path = "support/built.rs"]
+mod built;
+use built::{asset, build, raw, release};
 use serde_json::Value;
 
 fn env_path(name: &str) -> PathBuf {
     PathBuf::from(std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run ci/gpu-check.sh")))
-}
-
-fn raw(path: &str, bytes: Vec<u8>) -> File {
-    File { path: path.into(), elf: None, text: None, raw: Some(bytes) }
-}
-
-fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false, delay_ms: 0 }
 }
 
 /// The machine as discovered, without its package manager (nothing outside
@@ -48,30 +42,16 @@ fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_nex
     let old = std::fs::read(env_path("LLMGW_GPU_OLD")).unwrap();
     // A small shared library stands for each ggml backend module (ldd checks them).
     let lib = std::fs::read(env_path("LLMGW_GPU_LIB")).unwrap();
-    let build = |server: Vec<u8>, backend: &str| {
-        vec![raw("llama-server", server), raw("libggml-cpu-x64.so", lib.clone()), raw(backend, lib.clone())]
-    };
-    let catalog = Catalog {
-        releases: vec![Release {
-            engine: "llama.cpp".into(),
-            version: "b10850".into(),
-            repo: "ggml-org/llama.cpp".into(),
-            tag: "b10850".into(),
-            commit: "fe14399".into(),
-            published_at: "2026-10-20T14:03:11Z".into(),
-            sources: vec!["programs built by ci/gpu-check.sh with nvcc".into()],
-            assets: vec![
-                asset("llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", build(old, "libggml-cuda.so")),
-                asset("cudart-llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", vec![raw("libcudart.so.13", lib.clone())]),
-                asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", build(good.clone(), "libggml-cuda.so")),
-                asset("cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", vec![raw("libcudart.so.12", lib.clone())]),
-                asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", build(good, "libggml-vulkan.so")),
-            ],
-        }],
-        indexes: vec![],
-        faults: vec![],
-        machine: Default::default(),
-    };
+    let catalog = release(
+        vec![
+            asset("llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", build(&old, &lib, Some("libggml-cuda.so"))),
+            asset("cudart-llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", vec![raw("libcudart.so.13", &lib)]),
+            asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", build(&good, &lib, Some("libggml-cuda.so"))),
+            asset("cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", vec![raw("libcudart.so.12", &lib)]),
+            asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", build(&good, &lib, Some("libggml-vulkan.so"))),
+        ],
+        "programs built by ci/gpu-check.sh with nvcc",
+    );
     let server = FakeServer::start(&catalog).unwrap();
     let engines = dir.path().join("engines");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmgw"))

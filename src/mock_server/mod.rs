@@ -139,26 +139,6 @@ fn parse<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> T {
     serde_path_to_error::deserialize(de).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
-/// A project name normalized as PEP 503 says: lowercase, every run of `-`,
-/// `_` and `.` one `-`: `SGL_Kernel` → `sgl-kernel`. The simple API serves
-/// each project under its normalized name.
-pub fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_run = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !in_run {
-                out.push('-');
-            }
-            in_run = true;
-        } else {
-            out.push(c.to_ascii_lowercase());
-            in_run = false;
-        }
-    }
-    out
-}
-
 /// A fake release server on `127.0.0.1`, serving every release and every
 /// package index of a catalog until dropped.
 ///
@@ -500,7 +480,7 @@ fn serve_index(
         if !filenames.insert(dist.filename.as_str()) {
             return Err(invalid(format!("index `{}`: {} is listed twice", index.name, dist.filename)));
         }
-        projects.entry(normalize_name(&dist.name)).or_default().push(dist);
+        projects.entry(crate::pep503::normalize(&dist.name)).or_default().push(dist);
     }
     let mut pages = BTreeMap::new();
     for (name, mut dists) in projects {
@@ -560,7 +540,7 @@ fn serve_index(
                 None => (rest, false),
             };
             let decoded = percent_decode(segment);
-            let name = normalize_name(&decoded);
+            let name = crate::pep503::normalize(&decoded);
             match pages.get(&name) {
                 None => ResponseTemplate::new(404).set_body_raw(NOT_FOUND_INDEX, "application/json"),
                 Some(_) if !slash || decoded != name => {
@@ -875,7 +855,7 @@ mod tests {
     fn served_by<'a>(req: &str, mut dists: impl Iterator<Item = &'a Dist>) -> bool {
         let (name, version) = req.split_once("==").map_or((req, None), |(n, v)| (n, Some(v)));
         dists.any(|d| {
-            normalize_name(&d.name) == normalize_name(name)
+            crate::pep503::normalize(&d.name) == crate::pep503::normalize(name)
                 && version.is_none_or(|v| d.version == v || d.version.starts_with(&format!("{v}+")))
         })
     }

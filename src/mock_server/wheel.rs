@@ -109,7 +109,7 @@ pub fn metadata(dist: &Dist) -> String {
 /// distribution format: runs of `-`, `_`, `.` become one `_`, lowercase; the
 /// version as the truth writes it).
 pub fn dist_info(dist: &Dist) -> String {
-    format!("{}-{}.dist-info", escape_name(&dist.name), dist.version)
+    format!("{}-{}.dist-info", crate::pep503::wheel_escape(&dist.name), dist.version)
 }
 
 /// The tags a wheel file name expands to, in file-name order:
@@ -185,26 +185,6 @@ fn entry_point(dist: &Dist, script: &str) -> String {
         },
         str::to_string,
     )
-}
-
-/// A project name escaped for wheel file and directory names: runs of `-`,
-/// `_`, `.` become one `_`, lowercase (packaging.python.org, "Binary
-/// distribution format", escaping).
-fn escape_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_run = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !in_run {
-                out.push('_');
-            }
-            in_run = true;
-        } else {
-            out.push(c.to_ascii_lowercase());
-            in_run = false;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -331,7 +311,7 @@ mod tests {
         assert!(tags("not-a-wheel.tar.gz").is_empty());
         assert!(wheel_file("transformers-4.57.1-py3-none-any.whl").contains("Root-Is-Purelib: true\n"));
         assert!(wheel_file("x-1-7-py3-none-any.whl").contains("Build: 7\nTag: py3-none-any\n"));
-        assert_eq!(escape_name("Sgl-Kernel"), "sgl_kernel");
-        assert_eq!(escape_name("a.-_b"), "a_b");
+        assert_eq!(crate::pep503::wheel_escape("Sgl-Kernel"), "sgl_kernel");
+        assert_eq!(crate::pep503::wheel_escape("a.-_b"), "a_b");
     }
 }

@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use llmgw::mock_server::FakeServer;
-use llmgw::mock_server::truth::{Asset, Catalog, File, Release};
+use llmgw::mock_server::truth::{Catalog, File};
+
+#[path = "../support/built.rs"]
+mod built;
+use built::{asset, backends, build, raw, release};
 use serde_json::Value;
 
 /// Compiles C `source` into `out` with `args`; panics with cc's words.
@@ -85,53 +89,22 @@ fn programs(dir: &Path) -> Programs {
     }
 }
 
-fn raw(path: &str, bytes: &[u8]) -> File {
-    File { path: path.into(), elf: None, text: None, raw: Some(bytes.to_vec()) }
-}
-
-fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false, delay_ms: 0 }
-}
-
-/// A llama.cpp b10850 release whose CUDA 12.8 build is `cuda`'s files and
-/// whose Vulkan and CPU builds load and run here.
+/// A llama.cpp b10850 release whose CUDA 12.8 build has `cuda`'s
+/// `llama-server` (beside the backends) and whose Vulkan and CPU builds load
+/// and run here.
 fn catalog(p: &Programs, cuda: Vec<File>) -> Catalog {
-    let backends = |gpu: Option<&str>| {
-        let mut files = vec![raw("libggml-cpu-x64.so", &p.plain_lib)];
-        if let Some(lib) = gpu {
-            files.push(raw(lib, &p.plain_lib));
-        }
-        files
-    };
-    let mut vulkan = vec![raw("llama-server", &p.good)];
-    vulkan.extend(backends(Some("libggml-vulkan.so")));
-    let mut cpu = vec![raw("llama-server", &p.good)];
-    cpu.extend(backends(None));
+    let lib = &p.plain_lib;
     let mut cuda_files = cuda;
-    cuda_files.extend(backends(Some("libggml-cuda.so")));
-    Catalog {
-        releases: vec![Release {
-            engine: "llama.cpp".into(),
-            version: "b10850".into(),
-            repo: "ggml-org/llama.cpp".into(),
-            tag: "b10850".into(),
-            commit: "fe14399".into(),
-            published_at: "2026-10-20T14:03:11Z".into(),
-            sources: vec!["programs built by this test with cc".into()],
-            assets: vec![
-                asset("llama-b10850-bin-ubuntu-x64.tar.gz", cpu),
-                asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", cuda_files),
-                asset(
-                    "cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz",
-                    vec![raw("libcudart.so.12", &p.plain_lib)],
-                ),
-                asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", vulkan),
-            ],
-        }],
-        indexes: vec![],
-        faults: vec![],
-        machine: Default::default(),
-    }
+    cuda_files.extend(backends(lib, Some("libggml-cuda.so")));
+    release(
+        vec![
+            asset("llama-b10850-bin-ubuntu-x64.tar.gz", build(&p.good, lib, None)),
+            asset("llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", cuda_files),
+            asset("cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz", vec![raw("libcudart.so.12", lib)]),
+            asset("llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", build(&p.good, lib, Some("libggml-vulkan.so"))),
+        ],
+        "programs built by this test with cc",
+    )
 }
 
 /// An RTX 3090 on driver 550 without a package manager: candidates

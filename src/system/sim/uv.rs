@@ -21,6 +21,7 @@ use serde::Deserialize;
 use super::stub::{ElfStub, Emulated, VersionOutput};
 use super::tags::WheelName;
 use crate::host::Host;
+use crate::pep503::normalize;
 use crate::recipe::compare_versions;
 use crate::system::Output;
 use crate::system::local::Local;
@@ -128,21 +129,6 @@ struct Req {
     pin: Option<String>,
     file: Option<PathBuf>,
     text: String,
-}
-
-/// PEP 503 normalization: lowercase, runs of `-`, `_`, `.` as one `-`.
-pub(crate) fn normalize(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 fn parse_req(s: &str) -> Option<Req> {
