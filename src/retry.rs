@@ -57,6 +57,17 @@ fn delay(sys: &mut dyn System, what: &str, attempt: u32, wait: &Wait) -> Result<
     Ok(backoff + seed % (backoff / 4 + 1))
 }
 
+/// The last error, saying that it was the last of [`ATTEMPTS`].
+fn after_attempts(e: SysError) -> SysError {
+    match e {
+        SysError::Http { status, message, wait } => {
+            SysError::Http { status, message: format!("{message} (after {ATTEMPTS} attempts)"), wait }
+        }
+        SysError::Network(m) => SysError::Network(format!("{m} (after {ATTEMPTS} attempts)")),
+        other => other,
+    }
+}
+
 /// GETs `url` as [`System::http_get`] does, asking again after a transient
 /// status or a broken connection. The last answer is returned as it is.
 ///
@@ -73,7 +84,7 @@ pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<
             _ => return result,
         };
         if attempt >= ATTEMPTS {
-            return result;
+            return result.map_err(after_attempts);
         }
         match delay(sys, what, attempt, &wait) {
             Ok(secs) => {
@@ -105,13 +116,7 @@ pub fn download(sys: &mut dyn System, what: &str, url: &str, dest: &Path) -> Res
             _ => return result,
         };
         if attempt >= ATTEMPTS {
-            return result.map_err(|e| match e {
-                SysError::Http { status, message, wait } => {
-                    SysError::Http { status, message: format!("{message} (after {ATTEMPTS} attempts)"), wait }
-                }
-                SysError::Network(m) => SysError::Network(format!("{m} (after {ATTEMPTS} attempts)")),
-                other => other,
-            });
+            return result.map_err(after_attempts);
         }
         match delay(sys, what, attempt, &wait) {
             Ok(secs) => {

@@ -21,7 +21,7 @@ use super::what_if::WhatIf;
 #[command(after_help = "Examples:\n  \
     llmgw matrix                                  # the table, hosts as rows, engines as columns\n  \
     llmgw matrix --check                          # exit 1 and the differences when an outcome changed\n  \
-    llmgw matrix --update                         # rewrite matrix/expected.json after a reviewed change\n  \
+    llmgw matrix --update                         # rewrite matrix/expected.json (reviewed change)\n  \
     llmgw matrix --check --format junit --shard 2/4 > matrix-2.xml\n  \
     llmgw matrix --set nvidia.driver=580.95.05 --diff   # which cells a driver upgrade changes\n\n\
     A cell marked (drift) is one whose recipe's first candidate failed a check of what it really is\n\
@@ -70,26 +70,41 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let wants = input::wants(&[], args.wants.as_deref(), default_wants)?;
     let shard =
         args.shard.as_deref().map(Shard::parse).transpose().map_err(|e| Failure::BadInput(format!("--shard: {e}")))?;
-    if args.update && shard.is_some() {
-        return Err(Failure::BadInput("--update needs the whole matrix; leave out --shard".into()));
+    if args.update && (shard.is_some() || !args.what_if.set.is_empty() || args.what_if.scenario.is_some()) {
+        return Err(Failure::BadInput(
+            "--update writes the golden outcomes of the matrix as it is: leave out --shard, --set and --scenario"
+                .into(),
+        ));
     }
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
-    let changed: Vec<(String, Host)> = hosts
-        .iter()
-        .map(|(id, h)| {
-            h.with_settings(&settings)
-                .map(|h| (id.clone(), h))
-                .map_err(|e| Failure::BadInput(format!("--set on {id}: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
+    // A change applies to the hosts it can: a driver to those with a GPU.
+    // The others are left out, said so; a change no host takes is an error.
+    let mut originals: Vec<(String, Host)> = Vec::new();
+    let mut changed: Vec<(String, Host)> = Vec::new();
+    let mut refused: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for (id, h) in &hosts {
+        match h.with_settings(&settings) {
+            Ok(c) => {
+                originals.push((id.clone(), h.clone()));
+                changed.push((id.clone(), c));
+            }
+            Err(e) if changed.is_empty() && refused.values().map(Vec::len).sum::<usize>() + 1 == hosts.len() => {
+                return Err(Failure::BadInput(format!("--set on {id}: {e} (and on every other host)")));
+            }
+            Err(e) => refused.entry(e).or_default().push(id.clone()),
+        }
+    }
+    for (why, ids) in &refused {
+        eprintln!("llmgw: --set left out {} host(s) it does not apply to ({why}): {}", ids.len(), ids.join(", "));
+    }
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let run = |hosts: &[(String, Host)]| {
         matrix::run(hosts, &wants, &catalog, shard, jobs).map_err(|e| Failure::Internal(e.to_string()))
     };
 
     if args.what_if.diff {
-        let before = run(&hosts)?;
+        let before = run(&originals)?;
         let after = run(&changed)?;
         output::emit(&what_if(&before, &after, &args.what_if.set))?;
         return Ok(EXIT_OK);

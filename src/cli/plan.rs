@@ -50,13 +50,16 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         if plans.iter().any(|(_, p)| matches!(p, Err(Refusal::Unsupported { .. }))) { EXIT_FAULT } else { EXIT_OK };
     match args.format {
         Format::Text => output::emit(&text(&host, &plans))?,
-        Format::Json => {
-            let v: Vec<serde_json::Value> = plans.iter().map(|(w, p)| json(w, p)).collect();
-            let doc = serde_json::json!({"host": host.name, "plans": v});
-            output::emit(&format!("{}\n", serde_json::to_string_pretty(&doc).expect("plans serialize")))?;
-        }
+        Format::Json => output::emit(&json_document(&host, &plans))?,
     }
     Ok(code)
+}
+
+/// The plans as JSON: `{"host": NAME, "plans": [{"want", "state", …}]}`, final newline.
+pub fn json_document(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> String {
+    let v: Vec<serde_json::Value> = plans.iter().map(|(w, p)| json(w, p)).collect();
+    let doc = serde_json::json!({"host": host.name, "plans": v});
+    format!("{}\n", serde_json::to_string_pretty(&doc).expect("plans serialize"))
 }
 
 fn json(w: &Want, p: &Result<Plan, Refusal>) -> serde_json::Value {

@@ -72,10 +72,13 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     };
     if args.dry_run {
         let plans: Vec<_> = wants.iter().map(|w| (w.clone(), recipe::plan(w, &host))).collect();
-        output::emit(&format!(
-            "{}\n(--dry-run: nothing was downloaded, installed or changed)\n",
-            plan::text(&host, &plans)
-        ))?;
+        let text = match args.format {
+            simulate::Format::Json => plan::json_document(&host, &plans),
+            simulate::Format::Text => {
+                format!("{}\n(--dry-run: nothing was downloaded, installed or changed)\n", plan::text(&host, &plans))
+            }
+        };
+        output::emit(&text)?;
         return Ok(llmgw::report::EXIT_OK);
     }
     let _lock = EnginesLock::acquire(&args.engines_dir)

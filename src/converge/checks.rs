@@ -49,6 +49,13 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
         let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
         let report = ldd::parse(&format!("{}\n{}", out.stdout, out.stderr));
         if report.not_dynamic {
+            // The fake release server's programs are stubs only `simulate` runs.
+            let simulated = sys.read(f).ok().flatten().is_some_and(|b| b.starts_with(crate::system::sim::stub::MAGIC));
+            if simulated {
+                return Err(format!(
+                    "{name} is a simulated program from llmgw's fake release server, not a real build: it runs only in `llmgw simulate`"
+                ));
+            }
             return Err(format!("ldd says {name} is not a dynamic executable"));
         }
         // A failing ldd whose words the parser does not know is no proof the file loads.

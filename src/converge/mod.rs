@@ -66,7 +66,13 @@ pub fn converge(sys: &mut dyn System, host: &Host, cfg: &Config, wants: &[Want])
         Err(e) => tracing::warn!("could not clean the engines directory: {e}"),
     }
     let mut releases = Releases::default();
-    wants.iter().map(|w| converge_one(sys, host, cfg, w, &mut releases)).collect()
+    let statuses = wants.iter().map(|w| converge_one(sys, host, cfg, w, &mut releases)).collect();
+    // Each build removes its own staging; the empty staging area goes too.
+    let staging = cfg.engines_dir.join(".staging");
+    if sys.list_dir(&staging).ok().flatten().is_some_and(|e| e.is_empty()) {
+        let _ = sys.remove(&staging);
+    }
+    statuses
 }
 
 /// Release metadata fetched during one pass, by (repo, tag): builds of one

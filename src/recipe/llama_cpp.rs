@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuBackend, GpuCheck, GpuNeeds, Jit, Offer, Plan, Refusal, Source, Want, pick, unsupported};
+use super::{
+    Build, Exclusion, GpuBackend, GpuCheck, GpuNeeds, Jit, Offer, Plan, Refusal, Source, Want, pick, unsupported,
+};
 use crate::host::{Arch, ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
@@ -102,12 +104,19 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     if host.nvidia.is_none() {
         // No NVIDIA GPU: the CPU build, the only one that runs without a GPU.
         let cpu = base("cpu", vec![format!("llama-{v}-bin-ubuntu-{arch}.tar.gz")]);
-        return pick(
+        let mut plan = pick(
             want,
             vec![Offer { build: cpu, needs: GpuNeeds::default(), what: "llama.cpp for the CPU".into() }],
             host,
             notes,
-        );
+        )?;
+        // The GPU builds are left out too, and say why.
+        let gpu_variants = VARIANTS.iter().filter(|&&g| g != "cpu" && (arch == "x64" || g != "cuda-12.8"));
+        plan.excluded.extend(gpu_variants.map(|g| Exclusion {
+            variant: g.to_string(),
+            reason: format!("llama.cpp's {g} build is installed on nodes with an NVIDIA GPU; this node has none"),
+        }));
+        return Ok(plan);
     }
 
     if want.variant.as_deref() == Some("cpu") {
@@ -265,6 +274,8 @@ mod tests {
     fn no_gpu_gets_the_cpu_build() {
         let p = plan(&want(), &host("amd64", None, &[])).unwrap();
         assert_eq!(variants(&p), ["cpu"]);
+        let left: Vec<&str> = p.excluded.iter().map(|e| e.variant.as_str()).collect();
+        assert_eq!(left, ["cuda-13.3", "cuda-12.8", "vulkan"], "every GPU build is left out, with its reason");
         let Source::Archives { assets, .. } = &p.candidates[0].source else { panic!("archives") };
         assert_eq!(assets, &["llama-b10850-bin-ubuntu-x64.tar.gz"]);
     }

@@ -476,3 +476,32 @@ fn provision_on_this_machine_installs_the_cpu_build_and_a_second_run_downloads_n
     assert_eq!(second["attempts"][0]["outcome"], "verified", "{second}");
     assert_eq!(server.downloads(), downloads, "nothing downloaded again");
 }
+
+#[test]
+fn a_simulated_build_on_a_real_machine_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(super::host_path("nogpu-debian12.json")).unwrap()).unwrap();
+    v["os"]["package_family"] = "none".into();
+    let host = dir.path().join("host.json");
+    std::fs::write(&host, v.to_string()).unwrap();
+    let server = FakeServer::start(llmgw::mock_server::embedded_catalog()).unwrap();
+    let engines = dir.path().join("engines");
+    let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!(code, 1);
+    let reason = report["engines"][0]["attempts"][0]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("simulated program from llmgw's fake release server"), "{reason}");
+    assert!(!engines.join(".staging").exists(), "no empty staging left");
+}
+
+#[test]
+fn dry_run_speaks_json_when_asked() {
+    let out = assert_cmd::Command::cargo_bin("llmgw")
+        .unwrap()
+        .args(["provision", "--dry-run", "--format", "json", "--want", "llama.cpp@b10850", "--host"])
+        .arg(super::host_path("v100.json"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["plans"][0]["candidates"][0]["variant"], "vulkan");
+}
