@@ -1,4 +1,4 @@
-//! Safe streaming unpack of `.tar.gz` archives, hashing every file on the way.
+//! Safe streaming unpack of `.tar.gz` archives and wheels, hashing every file on the way.
 //!
 //! [`unpack_tar_gz`] takes an allowlist view of an archive: only directories,
 //! regular files, and links that stay inside the destination; only plain
@@ -175,6 +175,65 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
             | tar::EntryType::GNULongLink => {}
             other => return Err(refuse(&format!("{} entries are not unpacked", kind_name(other)))),
         }
+    }
+    Ok(last_write_wins(files))
+}
+
+/// Unpacks the wheel (a zip archive, PEP 427) `reader` into the existing
+/// directory `dest`, through the same allowlist as [`unpack_tar_gz`]: only
+/// directories and regular files (a wheel has no links: a symbolic link,
+/// device or FIFO entry is refused), only plain path components, the
+/// archive's execute bits kept and every other special bit dropped, the
+/// total size bounded by `limits` whatever the entries declare.
+///
+/// Returns every file placed with its size in bytes and sha256, sorted by
+/// path. On error, what was written so far stays for the caller to remove
+/// with the rest of its staging directory.
+///
+/// # Errors
+/// As [`unpack_tar_gz`]; [`UnpackError::Corrupt`] for a stream that is not a zip.
+pub fn unpack_wheel(
+    reader: impl Read + io::Seek,
+    dest: &Path,
+    limits: Limits,
+) -> Result<Vec<UnpackedFile>, UnpackError> {
+    let mut zip = zip::ZipArchive::new(reader).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+    if zip.len() as u64 > limits.max_entries {
+        return Err(UnpackError::TooLarge { what: "entries", limit: limits.max_entries });
+    }
+    let mut files = Vec::new();
+    let mut total: u64 = 0;
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        let raw = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        let refuse = |why: &str| UnpackError::Refused { entry: raw.clone(), why: why.to_string() };
+        let rel = safe_relative(&raw).map_err(|why| refuse(&why))?;
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        check_no_symlink_parents(dest, &rel).map_err(|why| refuse(&why))?;
+        let target = dest.join(&rel);
+        // The file type is in the upper bits of the Unix mode, when the
+        // archiver recorded one (S_IFMT, <sys/stat.h>).
+        let unix = entry.unix_mode();
+        match unix.map(|m| m & 0o170000) {
+            None | Some(0) | Some(0o100000) | Some(0o040000) => {}
+            Some(0o120000) => return Err(refuse("symbolic links are not unpacked from a wheel")),
+            Some(other) => return Err(refuse(&format!("special file (mode {other:o}) entries are not unpacked"))),
+        }
+        if entry.is_dir() {
+            create_dir(&target)?;
+            continue;
+        }
+        if let Some(parent) = target.parent() {
+            create_dir(parent)?;
+        }
+        remove_existing(&target, &raw)?;
+        let budget = limits.max_bytes - total;
+        let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
+        total += bytes;
+        set_mode(&target, unix.map_or(0o644, |m| m & 0o777))?;
+        files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
     }
     Ok(last_write_wins(files))
 }
@@ -419,6 +478,65 @@ mod tests {
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].sha256, hex::encode(Sha256::digest(b"aaa-last")));
         assert_eq!(fs::read(dir.path().join("f")).unwrap(), b"aaa-last");
+    }
+
+    fn wheel(build: impl FnOnce(&mut zip::ZipWriter<io::Cursor<Vec<u8>>>)) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        build(&mut w);
+        w.finish().unwrap().into_inner()
+    }
+
+    fn wheel_file(w: &mut zip::ZipWriter<io::Cursor<Vec<u8>>>, name: &str, mode: u32, body: &[u8]) {
+        let opts = zip::write::SimpleFileOptions::default().unix_permissions(mode);
+        w.start_file(name, opts).unwrap();
+        w.write_all(body).unwrap();
+    }
+
+    #[test]
+    fn a_wheel_unpacks_with_digests_and_execute_bits() {
+        let whl = wheel(|w| {
+            wheel_file(w, "vllm/__init__.py", 0o644, b"x = 1");
+            wheel_file(w, "vllm-0.20.1.data/scripts/vllm", 0o755, b"#!python");
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let files = unpack_wheel(io::Cursor::new(whl), dir.path(), Limits::default()).unwrap();
+        assert_eq!(
+            files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+            ["vllm-0.20.1.data/scripts/vllm", "vllm/__init__.py"]
+        );
+        assert_eq!(files[1].sha256, hex::encode(Sha256::digest(b"x = 1")));
+        let mode = |p: &str| fs::metadata(dir.path().join(p)).unwrap().mode() & 0o7777;
+        assert_eq!((mode("vllm-0.20.1.data/scripts/vllm"), mode("vllm/__init__.py")), (0o755, 0o644));
+    }
+
+    #[test]
+    fn hostile_wheels_are_refused() {
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("..", wheel(|w| wheel_file(w, "../evil.py", 0o644, b"x"))),
+            ("absolute", wheel(|w| wheel_file(w, "/tmp/evil.py", 0o644, b"x"))),
+            (
+                "symbolic links are not unpacked",
+                wheel(|w| w.add_symlink("pkg/link", "/etc/passwd", zip::write::SimpleFileOptions::default()).unwrap()),
+            ),
+            ("not a readable", b"PK\x03\x04 not a zip".to_vec()),
+        ];
+        for (says, whl) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let inner = dir.path().join("site-packages");
+            fs::create_dir(&inner).unwrap();
+            let e = unpack_wheel(io::Cursor::new(whl), &inner, Limits::default()).unwrap_err().to_string();
+            assert!(e.contains(says), "expected `{says}` in: {e}");
+            assert!(!dir.path().join("evil.py").exists() && !inner.join("pkg/link").exists());
+        }
+    }
+
+    #[test]
+    fn a_wheel_bomb_stops_at_the_byte_limit() {
+        let whl = wheel(|w| wheel_file(w, "big.bin", 0o644, &vec![0u8; 1 << 20]));
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits { max_bytes: 1000, max_entries: 10 };
+        let e = unpack_wheel(io::Cursor::new(whl), dir.path(), limits).unwrap_err();
+        assert!(matches!(e, UnpackError::TooLarge { what: "bytes", .. }), "{e}");
     }
 
     #[test]

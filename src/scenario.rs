@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use crate::mock_server::truth::{Catalog, Fault};
+use crate::mock_server::truth::{BodyFault, Catalog, Fault};
 use crate::strict_json::{self, JsonError};
 use crate::system::sim::stub::Backend;
 
@@ -110,8 +110,24 @@ impl Scenario {
             {
                 return Err(format!("faults[{i}]: release `{}` has no asset `{a}`", f.release));
             }
-            if !(400..600).contains(&f.status) {
-                return Err(format!("faults[{i}]: status {} is not an HTTP error", f.status));
+            match (f.status, f.body) {
+                (Some(status), None) if !(400..600).contains(&status) => {
+                    return Err(format!("faults[{i}].status: {status} is not an HTTP error"));
+                }
+                (Some(_), None) => {}
+                (None, Some(body)) => {
+                    let needs_asset =
+                        matches!(body, BodyFault::CutShort | BodyFault::Reset | BodyFault::OneByteChanged);
+                    if needs_asset && f.asset.is_none() {
+                        return Err(format!("faults[{i}].body: a body fault of this kind needs an `asset`"));
+                    }
+                    if f.retry_after_secs.is_some() || f.rate_limit_reset_in_secs.is_some() {
+                        return Err(format!(
+                            "faults[{i}]: `retry_after_secs` and `rate_limit_reset_in_secs` go with a `status`, not a `body`"
+                        ));
+                    }
+                }
+                _ => return Err(format!("faults[{i}]: give exactly one of `status` and `body`")),
             }
         }
         out.faults.extend(self.faults.iter().cloned());
@@ -138,10 +154,38 @@ mod tests {
             include_str!("../mocks/scenarios/machine-package-manager-fails.json"),
             include_str!("../mocks/scenarios/machine-disk-fills-up.json"),
             include_str!("../mocks/scenarios/machine-crash-before-rename.json"),
+            include_str!("../mocks/scenarios/download-cut-short-once.json"),
+            include_str!("../mocks/scenarios/download-reset-always.json"),
+            include_str!("../mocks/scenarios/download-one-byte-changed-once.json"),
+            include_str!("../mocks/scenarios/download-slow-once.json"),
+            include_str!("../mocks/scenarios/download-redirect-loop.json"),
         ] {
             let s = Scenario::from_json(text).unwrap();
             s.apply(embedded_catalog()).unwrap();
         }
+    }
+
+    #[test]
+    fn a_fault_must_be_a_status_or_a_body_and_say_where() {
+        let fault = |rest: &str| {
+            let text =
+                format!(r#"{{"description": "x", "faults": [{{"release": "ggml-org/llama.cpp@b10850", {rest}}}]}}"#);
+            Scenario::from_json(&text).map_err(|e| e.to_string()).and_then(|s| s.apply(embedded_catalog()).map(drop))
+        };
+        assert_eq!(
+            fault(r#""status": 503, "body": "reset", "asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz""#)
+                .unwrap_err(),
+            "faults[0]: give exactly one of `status` and `body`"
+        );
+        assert_eq!(fault(r#""times": 1"#).unwrap_err(), "faults[0]: give exactly one of `status` and `body`");
+        assert_eq!(
+            fault(r#""body": "cut_short""#).unwrap_err(),
+            "faults[0].body: a body fault of this kind needs an `asset`"
+        );
+        assert_eq!(fault(r#""status": 200"#).unwrap_err(), "faults[0].status: 200 is not an HTTP error");
+        assert!(fault(r#""body": "redirect_loop""#).is_ok(), "the metadata can loop too");
+        let e = fault(r#""body": "truncated""#).unwrap_err();
+        assert!(e.contains("faults[0].body") && e.contains("cut_short"), "{e}");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! `https://api.github.com`, `https://github.com`, `https://pypi.org` (with
 //! `files.pythonhosted.org`) and `https://download.pytorch.org`.
 
+mod broken;
 pub mod tarball;
 pub mod truth;
 pub mod wheel;
@@ -29,7 +30,7 @@ use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 use crate::recipe::compare_versions;
 
-use truth::{Asset, Catalog, Dist, Index, Release};
+use truth::{Asset, BodyFault, Catalog, Dist, Fault, Index, Release};
 
 /// The releases compiled into the binary: (path in the repository, JSON).
 /// A new release is one more line here and its file under `mocks/`.
@@ -101,6 +102,57 @@ fn served_body(asset: Option<&Asset>, bytes: &[u8]) -> Vec<u8> {
         *b ^= 0x01;
     }
     body
+}
+
+/// The answer of a fault: its status with GitHub's headers, or a body going
+/// wrong. `body` is what the target serves when it is an asset; a body that
+/// breaks off is a redirect to the next of `broken_urls`.
+fn fault_answer<'a>(
+    f: &Fault,
+    base: &str,
+    target: &str,
+    body: Option<&[u8]>,
+    broken_urls: &mut impl Iterator<Item = &'a str>,
+) -> Result<ResponseTemplate, String> {
+    let whole = || body.ok_or("a body fault of this kind needs an `asset`");
+    let answer = match (f.status, f.body) {
+        (Some(status), None) => {
+            let mut answer = api_json(status, fault_body(status));
+            if let Some(secs) = f.retry_after_secs {
+                answer = answer.insert_header("retry-after", secs.to_string().as_str());
+            }
+            if let Some(secs) = f.rate_limit_reset_in_secs {
+                answer = answer
+                    .insert_header("x-ratelimit-remaining", "0")
+                    .insert_header("x-ratelimit-reset", (RATE_LIMIT_RESET + secs).to_string().as_str());
+            }
+            answer
+        }
+        (None, Some(kind)) => {
+            if f.retry_after_secs.is_some() || f.rate_limit_reset_in_secs.is_some() {
+                return Err("`retry_after_secs` and `rate_limit_reset_in_secs` go with a `status`, not a `body`".into());
+            }
+            let ok = || ResponseTemplate::new(200);
+            match kind {
+                BodyFault::CutShort | BodyFault::Reset => {
+                    whole()?;
+                    redirect(broken_urls.next().ok_or("no broken body served for it")?)
+                }
+                BodyFault::OneByteChanged => {
+                    let mut changed = whole()?.to_vec();
+                    let mid = changed.len() / 2;
+                    if let Some(b) = changed.get_mut(mid) {
+                        *b ^= 0x01;
+                    }
+                    ok().set_body_raw(changed, "application/octet-stream")
+                }
+                BodyFault::Slow => ok().set_delay(std::time::Duration::from_secs(truth::SLOW_FAULT_SECS)),
+                BodyFault::RedirectLoop => redirect(&format!("{base}{target}")),
+            }
+        }
+        _ => return Err("give exactly one of `status` and `body`".into()),
+    };
+    Ok(answer)
 }
 
 /// GitHub's body for an error status.
@@ -185,6 +237,8 @@ pub struct FakeServer {
     /// and wheels of releases (`/github-production-release-asset/…`) and the
     /// wheels of the indexes; not the `.metadata` files.
     download_paths: BTreeSet<String>,
+    /// Serves the bodies that break off mid-way, when a fault asks for one.
+    _broken_host: Option<broken::BrokenHost>,
 }
 
 impl fmt::Debug for FakeServer {
@@ -228,7 +282,7 @@ impl FakeServer {
         let base = server.uri();
 
         let mut mocks = Vec::new();
-        let mut asset_paths: BTreeMap<String, String> = BTreeMap::new();
+        let mut asset_paths: BTreeMap<String, (String, Vec<u8>)> = BTreeMap::new();
         let mut download_paths = BTreeSet::new();
         let mut releases = BTreeSet::new();
         let mut ids = BTreeMap::new();
@@ -293,7 +347,10 @@ impl FakeServer {
                             .insert_header("content-disposition", format!("attachment; filename={}", s.name).as_str()),
                     ),
                 );
-                asset_paths.insert(format!("{}@{} {}", release.repo, release.tag, s.name), s.download_path.clone());
+                asset_paths.insert(
+                    format!("{}@{} {}", release.repo, release.tag, s.name),
+                    (s.download_path.clone(), served_body(asset_of(release, &s.name), &s.bytes)),
+                );
                 if !download_paths.insert(s.download_path.clone()) {
                     return Err(invalid(format!(
                         "asset {} is listed twice in {}@{}",
@@ -303,22 +360,34 @@ impl FakeServer {
             }
         }
         // Faults first (priority 1): they answer before the truth does.
+        let mut targets = Vec::new();
         for f in &catalog.faults {
-            let path_of = match &f.asset {
-                Some(a) => asset_paths.get(&format!("{} {a}", f.release)).cloned(),
-                None => f.release.split_once('@').map(|(repo, tag)| format!("/repos/{repo}/releases/tags/{tag}")),
-            };
-            let target =
-                path_of.ok_or_else(|| invalid(format!("fault on `{}`: no such release or asset", f.release)))?;
-            let mut answer = api_json(f.status, fault_body(f.status));
-            if let Some(secs) = f.retry_after_secs {
-                answer = answer.insert_header("retry-after", secs.to_string().as_str());
+            let (target, body) = match &f.asset {
+                Some(a) => asset_paths.get(&format!("{} {a}", f.release)).cloned().map(|(p, b)| (p, Some(b))),
+                None => {
+                    f.release.split_once('@').map(|(repo, tag)| (format!("/repos/{repo}/releases/tags/{tag}"), None))
+                }
             }
-            if let Some(secs) = f.rate_limit_reset_in_secs {
-                answer = answer
-                    .insert_header("x-ratelimit-remaining", "0")
-                    .insert_header("x-ratelimit-reset", (RATE_LIMIT_RESET + secs).to_string().as_str());
-            }
+            .ok_or_else(|| invalid(format!("fault on `{}`: no such release or asset", f.release)))?;
+            targets.push((f, target, body));
+        }
+        // Bodies that break off mid-way come from the broken host, which
+        // the fault's answer redirects to.
+        let broken: Vec<broken::Broken> = targets
+            .iter()
+            .filter_map(|(f, _, body)| match (f.status, f.body, body) {
+                (None, Some(kind @ (BodyFault::CutShort | BodyFault::Reset)), Some(whole)) => {
+                    Some(broken::Broken { whole: whole.clone().into(), kind })
+                }
+                _ => None,
+            })
+            .collect();
+        let broken_host = if broken.is_empty() { None } else { Some(broken::BrokenHost::start(broken)?) };
+        let urls: Vec<String> = broken_host.iter().flat_map(|h| h.urls()).map(str::to_string).collect();
+        let mut broken_urls = urls.iter().map(String::as_str);
+        for (f, target, body) in targets {
+            let answer = fault_answer(f, &base, &target, body.as_deref(), &mut broken_urls)
+                .map_err(|why| invalid(format!("fault on `{}`: {why}", f.release)))?;
             let mut mock = Mock::given(method("GET")).and(decoded_path(target)).respond_with(answer).with_priority(1);
             if let Some(n) = f.times {
                 mock = mock.up_to_n_times(n);
@@ -351,7 +420,7 @@ impl FakeServer {
                 server.register(mock).await;
             }
         });
-        Ok(FakeServer { server, runtime, download_paths })
+        Ok(FakeServer { server, runtime, download_paths, _broken_host: broken_host })
     }
 
     /// The base URL standing for `https://api.github.com` and

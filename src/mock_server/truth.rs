@@ -28,7 +28,9 @@ pub struct Catalog {
     pub machine: crate::system::sim::MachineFaults,
 }
 
-/// An error the fake server answers with, for `times` requests or always.
+/// A fault the fake server answers with, for `times` requests or always:
+/// an HTTP error `status`, or a `body` that goes wrong on the way. Exactly
+/// one of the two.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
@@ -38,7 +40,11 @@ pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asset: Option<String>,
     /// The HTTP status answered: 500, 502, 503, 429, 403.
-    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// What goes wrong with an answer that starts well (200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodyFault>,
     /// How many requests are answered so; absent: every one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u64>,
@@ -50,6 +56,31 @@ pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit_reset_in_secs: Option<u64>,
 }
+
+/// An answer that starts as a success and goes wrong on the way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyFault {
+    /// The body stops halfway, the headers having announced all of it; the
+    /// server closes the connection (the client reads an early end of file).
+    CutShort,
+    /// The connection drops right after the headers, before one byte of a
+    /// body they announced. (A TCP reset cannot be sent through the mock
+    /// library; to the client both are a connection that broke off.)
+    Reset,
+    /// The whole body arrives with one byte changed (a flipped bit on the
+    /// way, a bad cache): the digest no longer matches.
+    OneByteChanged,
+    /// The answer comes [`SLOW_FAULT_SECS`] late, past any timeout llmgw
+    /// uses (a scenario shortens the machine's with `http_timeout_secs`).
+    Slow,
+    /// A redirect to itself, for ever.
+    RedirectLoop,
+}
+
+/// How late a [`BodyFault::Slow`] answer comes, in seconds: past the
+/// longest HTTP timeout llmgw uses (60 s, `provision`).
+pub const SLOW_FAULT_SECS: u64 = 600;
 
 /// One GitHub release of one engine version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,6 +25,9 @@ pub struct Local {
     /// Whether writes are synced to disk before they count (a real node);
     /// a simulation's temporary directory needs no durability.
     durable: bool,
+    /// A limit on each request (connect, headers, each read of the body)
+    /// tighter than the client's, in place of it.
+    request_timeout: Option<Duration>,
 }
 
 /// `User-Agent` sent with every request; GitHub refuses requests without one.
@@ -67,11 +70,21 @@ impl Local {
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
             .map_err(|e| SysError::Network(e.without_url().to_string()))?;
-        Ok(Local { client, token, durable })
+        Ok(Local { client, token, durable, request_timeout: None })
+    }
+
+    /// The same client with every request limited to `secs` seconds
+    /// (connect, headers, and each read of a body).
+    pub fn with_request_timeout(mut self, secs: u64) -> Local {
+        self.request_timeout = Some(Duration::from_secs(secs));
+        self
     }
 
     fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
         let mut req = self.client.get(url).header(reqwest::header::ACCEPT, accept);
+        if let Some(t) = self.request_timeout {
+            req = req.timeout(t);
+        }
         if let Some(t) = &self.token
             && url.starts_with("https://api.github.com/")
         {
@@ -142,6 +155,16 @@ impl Local {
     pub fn unpack(&self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
         let f = fs::File::open(archive).map_err(|e| SysError::io("open", archive, &e))?;
         archive::unpack_tar_gz(std::io::BufReader::new(f), into, Limits::default())
+            .map_err(|e| SysError::Archive(e.to_string()))
+    }
+
+    /// Unpacks the wheel `bytes` into the existing directory `into` through
+    /// [`archive::unpack_wheel`]'s allowlist; the files placed, sorted by path.
+    ///
+    /// # Errors
+    /// [`SysError::Archive`] naming the refused entry or the corruption.
+    pub fn unpack_wheel(&self, bytes: &[u8], into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+        archive::unpack_wheel(std::io::Cursor::new(bytes), into, Limits::default())
             .map_err(|e| SysError::Archive(e.to_string()))
     }
 
@@ -246,6 +269,9 @@ impl Local {
 }
 
 fn network(e: reqwest::Error) -> SysError {
+    if e.is_redirect() {
+        return SysError::TooManyRedirects;
+    }
     let e = e.without_url();
     let mut msg = e.to_string();
     let mut src = std::error::Error::source(&e);

@@ -154,6 +154,10 @@ pub enum SysError {
     /// The connection failed or broke off (refused, reset, timed out, cut short).
     #[error("{0}")]
     Network(String),
+    /// The server sent the request round more redirects than llmgw follows
+    /// (10): a loop, not worth asking again.
+    #[error("the server redirected more than 10 times (a redirect loop)")]
+    TooManyRedirects,
     /// A file-system operation failed.
     #[error("{op} `{path}`: {message}")]
     Io {

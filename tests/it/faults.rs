@@ -166,3 +166,65 @@ fn a_disk_that_fills_up_mid_install_fails_the_build_and_leaves_nothing() {
         std::fs::read_dir(sim.engines_dir().join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
     assert!(staging.is_empty(), "{staging:?}");
 }
+
+/// What a failed or recovered download left: the staging directory empty,
+/// and the build installed (its record there) or not at all.
+fn assert_nothing_half_installed(sim: &Simulation, installed: bool) {
+    let staging: Vec<_> =
+        std::fs::read_dir(sim.engines_dir().join(".staging")).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(staging.is_empty(), "staging left: {staging:?}");
+    let dir = sim.engines_dir().join("llama.cpp/b10850-vulkan");
+    assert_eq!(dir.exists(), installed, "{}", dir.display());
+    let record = sim.engines_dir().join("llama.cpp/b10850-vulkan.json");
+    assert_eq!(record.exists(), installed, "{}", record.display());
+    if installed {
+        let record = std::fs::read_to_string(record).unwrap();
+        assert!(record.contains("60dff90f970a5efdc4974447f48891ca8b27371dad9d27b829fe59b6347bc5d4"), "{record}");
+    }
+}
+
+#[test]
+fn a_body_cut_short_once_is_downloaded_again_and_installed() {
+    let (sim, s) = llama(&scenario("download-cut-short-once"));
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")), "{}", s.detail);
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 2, "the cut one, then the whole one");
+    assert_nothing_half_installed(&sim, true);
+}
+
+#[test]
+fn a_connection_reset_every_time_fails_after_five_attempts_leaving_nothing() {
+    let (sim, s) = llama(&scenario("download-reset-always"));
+    assert_eq!(s.state, State::Failed);
+    let reason = &s.attempts[0].reason;
+    assert!(reason.contains("reset") && reason.contains("after 5 attempts"), "{reason}");
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 5);
+    assert_nothing_half_installed(&sim, false);
+}
+
+#[test]
+fn a_byte_changed_once_is_downloaded_again_and_the_publishers_bytes_installed() {
+    let (sim, s) = llama(&scenario("download-one-byte-changed-once"));
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 2, "once more after the mismatch, no further");
+    assert_nothing_half_installed(&sim, true);
+}
+
+#[test]
+fn an_answer_slower_than_the_timeout_is_asked_again() {
+    let (sim, s) = llama(&scenario("download-slow-once"));
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+    assert_eq!(requests_to(&sim, "github-production-release-asset"), 2, "timed out once");
+    let waited = sim.system().clock() - SIM_EPOCH;
+    assert!((2..=3).contains(&waited), "one backoff of 2 s plus jitter on the simulated clock: {waited}");
+    assert_nothing_half_installed(&sim, true);
+}
+
+#[test]
+fn a_redirect_loop_fails_at_once_without_asking_again() {
+    let (sim, s) = llama(&scenario("download-redirect-loop"));
+    assert_eq!(s.state, State::Failed);
+    assert!(s.attempts[0].reason.contains("redirected more than 10 times (a redirect loop)"), "{}", s.detail);
+    assert_eq!(requests_to(&sim, "/releases/download/"), 1, "a loop is not worth asking again");
+    assert_eq!(sim.system().clock(), SIM_EPOCH, "no backoff");
+    assert_nothing_half_installed(&sim, false);
+}

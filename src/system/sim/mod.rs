@@ -57,6 +57,11 @@ pub struct MachineFaults {
     /// renamed or removed, a file written, a package installed. Once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash_before_change: Option<u32>,
+    /// The installer's HTTP timeout on this machine, in seconds, in place of
+    /// its usual 30: a scenario with a slow answer sets it low so that the
+    /// timeout is reached in a moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_timeout_secs: Option<u64>,
 }
 
 /// What a simulated crash unwinds with (never through the panic hook).
@@ -82,6 +87,9 @@ impl SimSystem {
 
     /// The machine's faults from now on.
     pub fn set_faults(&mut self, faults: MachineFaults) {
+        if let Some(secs) = faults.http_timeout_secs {
+            self.local = self.local.clone().with_request_timeout(secs);
+        }
         self.faults = faults;
     }
 

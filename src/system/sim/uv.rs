@@ -400,25 +400,14 @@ fn wheel_metadata(bytes: &[u8]) -> Result<String, String> {
     Ok(text)
 }
 
-/// Unpacks a wheel into `site`, refusing entries that would land outside
-/// it; its console scripts as (name, `module:function`).
+/// Unpacks a wheel into `site` through the installer's own allowlist
+/// (uv refuses the same entries); its console scripts as (name, `module:function`).
 fn unpack_wheel(local: &Local, bytes: &[u8], site: &Path) -> Result<Vec<(String, String)>, String> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| e.to_string())?;
+    let placed = local.unpack_wheel(bytes, site).map_err(|e| e.to_string())?;
     let mut scripts = Vec::new();
-    for i in 0..zip.len() {
-        let mut f = zip.by_index(i).map_err(|e| e.to_string())?;
-        if f.is_dir() {
-            continue;
-        }
-        let rel = f
-            .enclosed_name()
-            .ok_or_else(|| format!("unsafe path `{}` in the wheel", String::from_utf8_lossy(f.name_raw())))?;
-        let mut body = Vec::new();
-        f.read_to_end(&mut body).map_err(|e| e.to_string())?;
-        if rel.to_string_lossy().ends_with(".dist-info/entry_points.txt") {
-            scripts.extend(console_scripts(&String::from_utf8_lossy(&body)));
-        }
-        local.write_file(&site.join(&rel), &body, 0o644).map_err(|e| e.to_string())?;
+    for f in placed.iter().filter(|f| f.path.ends_with(".dist-info/entry_points.txt")) {
+        let text = local.read(&site.join(&f.path)).map_err(|e| e.to_string())?.unwrap_or_default();
+        scripts.extend(console_scripts(&String::from_utf8_lossy(&text)));
     }
     Ok(scripts)
 }
