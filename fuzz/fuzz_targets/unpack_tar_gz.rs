@@ -1,0 +1,19 @@
+//! The archive unpacker: any bytes unpack or are refused, never a panic,
+//! and nothing is ever written outside the destination (checked by
+//! walking the parent of the destination afterwards).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use llmgw::archive::{Limits, unpack_tar_gz};
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|data: &[u8]| {
+    let root = tempfile::tempdir().expect("a temporary directory");
+    let dest = root.path().join("staging");
+    std::fs::create_dir(&dest).expect("staging");
+    let limits = Limits { max_bytes: 8 << 20, max_entries: 1000 };
+    let result = unpack_tar_gz(data, &dest, limits);
+    common::assert_inside(root.path(), &dest, result.is_ok());
+});
