@@ -174,13 +174,14 @@ fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) 
     let wants_path = wants_path.to_path_buf();
     let code = rt.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut running = agent::spawn(node.clone(), agent);
-        let control = running.control.clone();
+        // The handlers first: a signal before them would end the process.
         let (mut hup, mut term, mut int) = (
             signal(SignalKind::hangup()).map_err(|e| Failure::Internal(format!("SIGHUP: {e}")))?,
             signal(SignalKind::terminate()).map_err(|e| Failure::Internal(format!("SIGTERM: {e}")))?,
             signal(SignalKind::interrupt()).map_err(|e| Failure::Internal(format!("SIGINT: {e}")))?,
         );
+        let mut running = agent::spawn(node.clone(), agent);
+        let control = running.control.clone();
         let watcher = tokio::spawn(async move {
             let mut last = first;
             let mut tick = tokio::time::interval(watch);

@@ -286,3 +286,110 @@ fn a_malformed_wants_or_configuration_file_at_start_exits_2_naming_it() {
     assert!(err.contains(&format!("wants file `{}`: wants[0]", wants.display())), "{err}");
     assert!(err.contains("not a build tag"), "{err}");
 }
+
+/// A node that asks the loop to stop while it converges its first want,
+/// as SIGTERM would in the middle of a pass.
+struct StoppedMidPass {
+    control: Arc<Mutex<Option<agent::Control>>>,
+    converged: Arc<Mutex<Vec<String>>>,
+    written: Arc<Mutex<u32>>,
+}
+
+impl agent::Node for StoppedMidPass {
+    fn host_name(&self) -> String {
+        "scripted".into()
+    }
+
+    fn converge(&mut self, wants: &[Want]) -> Vec<llmgw::converge::Status> {
+        self.converged.lock().unwrap().extend(wants.iter().map(ToString::to_string));
+        if let Some(c) = self.control.lock().unwrap().as_ref() {
+            c.stop();
+        }
+        vec![]
+    }
+
+    fn probe(
+        &mut self,
+        _: &std::collections::BTreeMap<Engine, std::path::PathBuf>,
+    ) -> std::collections::BTreeMap<Engine, String> {
+        Default::default()
+    }
+
+    fn now(&mut self) -> u64 {
+        0
+    }
+
+    fn write_atomic(&mut self, _: &std::path::Path, _: &[u8]) -> Result<(), String> {
+        *self.written.lock().unwrap() += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_stop_during_a_pass_ends_it_after_the_want_in_progress_and_writes_nothing_half_done() {
+    let control = Arc::new(Mutex::new(None));
+    let (converged, written) = (Arc::new(Mutex::new(vec![])), Arc::new(Mutex::new(0)));
+    let node = Arc::new(Mutex::new(StoppedMidPass {
+        control: control.clone(),
+        converged: converged.clone(),
+        written: written.clone(),
+    }));
+    let agent = Agent::new(
+        wants(&["llama.cpp@b10850", "uv@0.12.20"]),
+        "wants.json".into(),
+        AgentConfig::default(),
+        Some("status.json".into()),
+    );
+    paused().block_on(async {
+        let mut running = agent::spawn(node, agent);
+        // Handed over before the loop's task first runs (one thread).
+        *control.lock().unwrap() = Some(running.control.clone());
+        assert!(running.passes.recv().await.is_none(), "no record of a pass cut short; the loop ended");
+        running.task.await.unwrap();
+    });
+    assert_eq!(*converged.lock().unwrap(), ["llama.cpp@b10850"], "uv was not begun");
+    assert_eq!(*written.lock().unwrap(), 0, "no status file for a pass cut short");
+}
+
+/// Waits (up to a minute, polling) until the status file says pass `n`.
+fn wait_for_pass(status: &std::path::Path, n: u64) -> AgentStatus {
+    for _ in 0..600 {
+        if let Some(s) = std::fs::read_to_string(status).ok().and_then(|t| serde_json::from_str::<AgentStatus>(&t).ok())
+            && s.pass >= n
+        {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("no pass {n} in `{}` within a minute", status.display());
+}
+
+#[test]
+fn the_agent_rereads_its_wants_on_sighup_and_exits_0_on_sigterm() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["agent", "--watch-secs", "3600", "--wants"])
+        .arg(&wants)
+        .arg("--host")
+        .arg(super::host_path("v100.json"))
+        .arg("--status-file")
+        .arg(&status)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = Pid::from_child(&child);
+    assert_eq!(wait_for_pass(&status, 1).engines.len(), 1);
+    std::fs::write(
+        &wants,
+        r#"{"wants": [{"engine": "uv", "version": "0.12.20"}, {"engine": "llama.cpp", "version": "b10850"}]}"#,
+    )
+    .unwrap();
+    kill_process(pid, Signal::HUP).unwrap();
+    let second = wait_for_pass(&status, 2);
+    assert_eq!(second.engines.iter().map(|s| s.state).collect::<Vec<_>>(), [State::Ready, State::Ready]);
+    kill_process(pid, Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
