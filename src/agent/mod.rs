@@ -235,6 +235,8 @@ pub struct Agent {
     status_file: Option<PathBuf>,
     schedule: Schedule,
     last: BTreeMap<String, (State, String)>,
+    /// What the configured binaries answered in the last pass.
+    configured: BTreeMap<Engine, String>,
     passes: u64,
     once: bool,
 }
@@ -250,6 +252,7 @@ impl Agent {
             status_file,
             schedule: Schedule::default(),
             last: BTreeMap::new(),
+            configured: BTreeMap::new(),
             passes: 0,
             once: false,
         };
@@ -421,6 +424,11 @@ async fn pass<N: Node>(
         } else {
             tracing::info!(want = %c.want, state = c.state.as_str(), "{}", c.detail);
         }
+    }
+    if configured != agent.configured {
+        let named: Vec<String> = configured.iter().map(|(e, v)| format!("{e} {v}")).collect();
+        tracing::info!("engines named in the configuration that answer: {}", named.join(", "));
+        agent.configured = configured.clone();
     }
     let next = agent.schedule.after_pass(statuses.iter().any(|s| s.state == State::Failed));
     let report = report::merge(&report::installed(&statuses), &configured, &agent.config.engines.disabled);

@@ -393,3 +393,27 @@ fn the_agent_rereads_its_wants_on_sighup_and_exits_0_on_sigterm() {
     kill_process(pid, Signal::TERM).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_change_of_the_wants_file_is_seen_without_a_signal() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["agent", "--watch-secs", "1", "--wants"])
+        .arg(&wants)
+        .arg("--host")
+        .arg(super::host_path("v100.json"))
+        .arg("--status-file")
+        .arg(&status)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_pass(&status, 1);
+    std::fs::write(&wants, r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}]}"#).unwrap();
+    let second = wait_for_pass(&status, 2);
+    assert_eq!(second.engines[0].want, "llama.cpp@b10850");
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
