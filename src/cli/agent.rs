@@ -124,6 +124,13 @@ impl Node for Locked {
     }
 
     fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
+        // The machine as it is now: a driver upgraded since the last pass
+        // changes which builds fit.
+        let mut probe = llmgw::discover::RealProbe::default();
+        match llmgw::discover::discover_at(&mut probe, &self.0.cfg.engines_dir) {
+            Ok(found) => self.0.host = found.host,
+            Err(e) => tracing::warn!("cannot discover this machine again, converging for it as it was: {e}"),
+        }
         let _lock = match EnginesLock::acquire(&self.0.cfg.engines_dir) {
             Ok(l) => Some(l),
             Err(e) => {

@@ -255,6 +255,18 @@ fn agent_once_in_simulation_writes_the_status_file_and_report_reads_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "llama.cpp  b10850  (installed and seen to run)\n");
+    let out = llmgw()
+        .args(["agent", "--report", "--format", "json", "--host"])
+        .arg(super::host_path("v100.json"))
+        .arg("--status-file")
+        .arg(&status)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"engines": [{"engine": "llama.cpp", "versions": ["b10850"], "seen": "installed"}]})
+    );
 }
 
 #[test]
