@@ -51,6 +51,9 @@ pub use schedule::{FIRST_RETRY, RECHECK_EVERY, Schedule};
 pub trait Node: Send + 'static {
     /// The host's name, for the status file.
     fn host_name(&self) -> String;
+    /// Called once at the start of each pass, before the first want: a real
+    /// node looks at the machine again (a driver upgraded since). Nothing by default.
+    fn begin_pass(&mut self) {}
     /// Converges `wants` in order; one status per want.
     fn converge(&mut self, wants: &[Want]) -> Vec<Status>;
     /// The versions the configured binaries answer ([`report::probe`]).
@@ -403,6 +406,7 @@ async fn pass<N: Node>(
     let (n, flag) = (node.clone(), stop.clone());
     let done = blocking(move || {
         let mut node = n.lock().unwrap_or_else(PoisonError::into_inner);
+        node.begin_pass();
         let mut statuses = Vec::new();
         for w in &wants {
             if flag.load(Ordering::SeqCst) {

@@ -6,6 +6,7 @@
 // The CLI reads the wants file it watches, and runs the loop's runtime.
 #![allow(clippy::disallowed_methods)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,7 +124,7 @@ impl Node for Locked {
         self.0.host_name()
     }
 
-    fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
+    fn begin_pass(&mut self) {
         // The machine as it is now: a driver upgraded since the last pass
         // changes which builds fit.
         let mut probe = llmgw::discover::RealProbe::default();
@@ -131,6 +132,9 @@ impl Node for Locked {
             Ok(found) => self.0.host = found.host,
             Err(e) => tracing::warn!("cannot discover this machine again, converging for it as it was: {e}"),
         }
+    }
+
+    fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
         let _lock = match EnginesLock::acquire(&self.0.cfg.engines_dir) {
             Ok(l) => Some(l),
             Err(e) => {
@@ -141,10 +145,7 @@ impl Node for Locked {
         self.0.converge(wants)
     }
 
-    fn probe(
-        &mut self,
-        binaries: &std::collections::BTreeMap<Engine, PathBuf>,
-    ) -> std::collections::BTreeMap<Engine, String> {
+    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String> {
         self.0.probe(binaries)
     }
 
