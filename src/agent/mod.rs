@@ -41,6 +41,7 @@ use crate::host::Host;
 use crate::recipe::{Engine, Want, WantsFile};
 use crate::simulate::Simulation;
 use crate::system::System;
+use crate::system::sim::SIM_EPOCH;
 
 pub use config::AgentConfig;
 pub use report::{Reported, Seen};
@@ -51,9 +52,11 @@ pub use schedule::{FIRST_RETRY, RECHECK_EVERY, Schedule};
 pub trait Node: Send + 'static {
     /// The host's name, for the status file.
     fn host_name(&self) -> String;
-    /// Called once at the start of each pass, before the first want: a real
-    /// node looks at the machine again (a driver upgraded since). Nothing by default.
-    fn begin_pass(&mut self) {}
+    /// Called once at the start of each pass, before the first want, with
+    /// the time since the loop started (tokio's clock): a real node looks
+    /// at the machine again (a driver upgraded since); a simulated one moves
+    /// its clock on to it. Nothing by default.
+    fn begin_pass(&mut self, _since_start: Duration) {}
     /// Converges `wants` in order; one status per want.
     fn converge(&mut self, wants: &[Want]) -> Vec<Status>;
     /// The versions the configured binaries answer ([`report::probe`]).
@@ -72,6 +75,17 @@ pub trait Node: Send + 'static {
 impl Node for Simulation {
     fn host_name(&self) -> String {
         self.system().host().name.clone()
+    }
+
+    /// The simulated clock goes on to [`SIM_EPOCH`] plus the loop's time,
+    /// unless the retries of earlier passes took it further: the status
+    /// file's `at` follows the passes.
+    fn begin_pass(&mut self, since_start: Duration) {
+        let sys = self.system_mut();
+        let target = SIM_EPOCH + since_start.as_secs();
+        if sys.clock() < target {
+            sys.sleep(Duration::from_secs(target - sys.clock()));
+        }
     }
 
     fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
@@ -406,7 +420,7 @@ async fn pass<N: Node>(
     let (n, flag) = (node.clone(), stop.clone());
     let done = blocking(move || {
         let mut node = n.lock().unwrap_or_else(PoisonError::into_inner);
-        node.begin_pass();
+        node.begin_pass(began);
         let mut statuses = Vec::new();
         for w in &wants {
             if flag.load(Ordering::SeqCst) {

@@ -124,7 +124,7 @@ impl Node for Locked {
         self.0.host_name()
     }
 
-    fn begin_pass(&mut self) {
+    fn begin_pass(&mut self, _since_start: Duration) {
         // The machine as it is now: a driver upgraded since the last pass
         // changes which builds fit.
         let mut probe = llmgw::discover::RealProbe::default();

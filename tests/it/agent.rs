@@ -184,6 +184,7 @@ fn a_library_removed_between_passes_is_found_by_the_next_recheck_and_reinstalled
     });
     let written: AgentStatus = serde_json::from_str(&std::fs::read_to_string(&status_file).unwrap()).unwrap();
     assert_eq!((written.pass, written.next_pass_in_secs), (4, 600));
+    assert_eq!(written.at, llmgw::system::sim::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
     assert_eq!(written.engines[0].binary.as_deref(), Some("llama.cpp/b10850-vulkan/llama-b10850/llama-server"));
     assert_eq!(written.report.len(), 1);
     assert_eq!((written.report[0].engine, written.report[0].seen), (Engine::LlamaCpp, Seen::Installed));
