@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod archive;
 pub mod converge;
 pub mod discover;

@@ -134,7 +134,20 @@ impl Simulation {
         &self.sys
     }
 
-    /// The engines directory (inside a temporary directory removed on drop).
+    /// The simulated machine, to change between convergences (a package
+    /// removed by an unrelated upgrade).
+    pub fn system_mut(&mut self) -> &mut SimSystem {
+        &mut self.sys
+    }
+
+    /// Installs into `dir` from now on instead of the temporary engines
+    /// directory (`llmgw agent --host … --engines-dir DIR`).
+    pub fn set_engines_dir(&mut self, dir: std::path::PathBuf) {
+        self.cfg.engines_dir = dir;
+    }
+
+    /// The engines directory (inside a temporary directory removed on drop,
+    /// unless [`Simulation::set_engines_dir`] named another).
     pub fn engines_dir(&self) -> &Path {
         &self.cfg.engines_dir
     }

@@ -65,6 +65,22 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
     flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
 }
 
+/// Reads and checks the agent's configuration file.
+pub fn agent_config(path: &Path) -> Result<llmgw::agent::AgentConfig, Failure> {
+    let text = read("configuration file", path)?;
+    llmgw::agent::AgentConfig::from_json(&text)
+        .map_err(|e| Failure::BadInput(format!("configuration file `{}`: {e}", path.display())))
+}
+
+/// Reads a file the user named, if it is there: `None` when it does not exist.
+pub fn read_if_there(kind: &str, path: &Path) -> Result<Option<String>, Failure> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::BadInput(format!("cannot read {kind} `{}`: {e}", path.display()))),
+    }
+}
+
 /// The truth to simulate against: the embedded one, or a scenario's variant of it.
 pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::mock_server::truth::Catalog, Failure> {
     let base = llmgw::mock_server::embedded_catalog();

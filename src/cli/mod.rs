@@ -2,6 +2,7 @@
 //! subcommand. No logic lives here: each command parses its input, calls
 //! the library, renders, and returns the exit code.
 
+mod agent;
 mod discover;
 mod input;
 mod matrix;
@@ -62,6 +63,8 @@ pub enum Command {
     MockServer(mock_server::Args),
     /// Print this machine as a host description (JSON) that `simulate --host` accepts.
     Discover(discover::Args),
+    /// Keep the wanted engines installed: converge, re-check every 10 minutes, back off after failures, report.
+    Agent(agent::Args),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -73,5 +76,6 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Provision(a) => provision::run(a),
         Command::MockServer(a) => mock_server::run(a),
         Command::Discover(a) => discover::run(a),
+        Command::Agent(a) => agent::run(a),
     }
 }

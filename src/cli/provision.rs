@@ -102,7 +102,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
 }
 
 /// This machine as a host description, its warnings on stderr.
-fn this_machine(engines_dir: &std::path::Path) -> Result<Host, Failure> {
+pub(super) fn this_machine(engines_dir: &std::path::Path) -> Result<Host, Failure> {
     let mut probe = llmgw::discover::RealProbe::default();
     let found = llmgw::discover::discover_at(&mut probe, engines_dir)
         .map_err(|e| Failure::Internal(format!("cannot discover this machine: {e}")))?;

@@ -3,6 +3,7 @@
 // Tests read and break files directly.
 #![allow(clippy::disallowed_methods)]
 
+mod agent;
 mod cli;
 mod discover;
 mod edges;

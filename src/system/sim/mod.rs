@@ -123,6 +123,11 @@ impl SimSystem {
         &self.host
     }
 
+    /// The host, to change as an unrelated upgrade would (a package removed).
+    pub fn host_mut(&mut self) -> &mut Host {
+        &mut self.host
+    }
+
     /// The simulated clock: seconds since the Unix epoch, from [`SIM_EPOCH`]
     /// plus every wait so far.
     pub fn clock(&self) -> u64 {
