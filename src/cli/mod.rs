@@ -2,10 +2,13 @@
 //! subcommand. No logic lives here: each command parses its input, calls
 //! the library, renders, and returns the exit code.
 
+mod builds;
+mod bundle;
 mod discover;
 mod input;
 mod matrix;
 mod mock_server;
+mod offline;
 mod output;
 mod plan;
 mod progress;
@@ -62,6 +65,10 @@ pub enum Command {
     MockServer(mock_server::Args),
     /// Print this machine as a host description (JSON) that `simulate --host` accepts.
     Discover(discover::Args),
+    /// List every build of an engine version for an architecture, with its assets: what a bundle carries.
+    Builds(builds::Args),
+    /// Make an offline bundle from the publisher, or import one into an offline site's mirror.
+    Bundle(bundle::Args),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -73,5 +80,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Provision(a) => provision::run(a),
         Command::MockServer(a) => mock_server::run(a),
         Command::Discover(a) => discover::run(a),
+        Command::Builds(a) => builds::run(a),
+        Command::Bundle(a) => bundle::run(a),
     }
 }
