@@ -395,3 +395,27 @@ fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
     assert_eq!(code, 2);
     assert!(err.contains("--offline-sha256"), "{err}");
 }
+
+#[test]
+fn the_matrix_offline_rows_show_the_same_variants_as_online() {
+    use llmgw::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/expected.json")).unwrap();
+    let golden = ExpectedFile::from_json(&text).unwrap();
+    let by: BTreeMap<(&str, &str), _> = golden.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
+    let hosts: Vec<(String, llmgw::host::Host)> =
+        OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
+    let cells = run_offline(&hosts, &llmgw::simulate::default_wants(), embedded_catalog(), None).unwrap();
+    assert_eq!(cells.len(), OFFLINE_HOSTS.len() * 2, "llama.cpp and uv on each host");
+    for c in &cells {
+        let online = by[&(c.host.strip_suffix(" (offline)").unwrap(), c.want.as_str())];
+        assert!(
+            c.outcome().same_outcome(online),
+            "{} {}: offline {:?}, online {online:?}",
+            c.host,
+            c.want,
+            c.outcome()
+        );
+        assert!(c.outcome().same_outcome(by[&(c.host.as_str(), c.want.as_str())]), "the golden offline row");
+    }
+    assert!(cells.iter().any(|c| c.host == offline_id("nogpu-ubuntu24.04-arm64") && c.status.state == State::Ready));
+}
