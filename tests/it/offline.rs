@@ -419,3 +419,57 @@ fn the_matrix_offline_rows_show_the_same_variants_as_online() {
     }
     assert!(cells.iter().any(|c| c.host == offline_id("nogpu-ubuntu24.04-arm64") && c.status.state == State::Ready));
 }
+
+#[test]
+fn a_publisher_file_that_does_not_match_its_digest_makes_no_bundle() {
+    let mut catalog = embedded_catalog().clone();
+    let uv = catalog.releases.iter_mut().find(|r| r.repo == "astral-sh/uv").unwrap();
+    uv.assets.iter_mut().find(|a| a.name == "uv-x86_64-unknown-linux-gnu.tar.gz").unwrap().tampered = true;
+    let publisher = FakeServer::start(&catalog).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("b.tar");
+    let api = publisher.base_url();
+    let (code, _, err) = run(&[
+        "bundle",
+        "create",
+        "--github-api",
+        &api,
+        "--want",
+        "llama.cpp@b10850:cpu",
+        "--want",
+        "uv@0.12.20",
+        "--arch",
+        "amd64",
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("uv-x86_64-unknown-linux-gnu.tar.gz: sha256 ") && err.contains("no bundle was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "nothing written, not even staging");
+}
+
+#[test]
+fn a_mirror_file_changed_after_import_is_not_installed() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let bundle = t.path().join("bundle");
+    let sha = create(&publisher, &["uv@0.12.20"], &["amd64"], &bundle);
+    let mirror = t.path().join("mirror");
+    assert_eq!(import(&bundle, &sha, &mirror).0, 0);
+    let f = mirror.join("uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz");
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[50] ^= 1;
+    std::fs::write(&f, bytes).unwrap();
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    site.serve_mirror(&mirror).unwrap();
+    site.disable_publisher();
+    let want = Want::parse("uv@0.12.20").unwrap().offline(&site.mirror_url(), manifest_of(&bundle).sha256_by_asset());
+    let mut sim = Simulation::start(super::host("v100.json")).unwrap();
+    let s = sim.converge(&[want.unwrap()]).engines.remove(0);
+    assert_eq!(s.state, State::Failed);
+    assert!(s.attempts[0].reason.contains("does not match"), "{}", s.attempts[0].reason);
+    assert!(sim.server().requests().is_empty() && site.publisher_requests().is_empty());
+}
