@@ -117,8 +117,16 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         made.manifest.files_by_path().len(),
         made.bytes
     );
-    for e in &made.manifest.files {
-        let _ = writeln!(out, "  {} {} {:<9} {:<9} {}", e.engine, e.version, e.arch.as_str(), e.variant, e.asset);
+    let rows: Vec<[String; 4]> = made
+        .manifest
+        .files
+        .iter()
+        .map(|e| [format!("{}@{}", e.engine, e.version), e.arch.to_string(), e.variant.clone(), e.asset.clone()])
+        .collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    for [what, arch, variant, asset] in &rows {
+        let _ = writeln!(out, "  {what:<w0$}  {arch:<w1$}  {variant:<w2$}  {asset}");
     }
     let _ = writeln!(out, "manifest sha256: {}", made.manifest_sha256);
     let _ =

@@ -473,3 +473,26 @@ fn a_mirror_file_changed_after_import_is_not_installed() {
     assert!(s.attempts[0].reason.contains("does not match"), "{}", s.attempts[0].reason);
     assert!(sim.server().requests().is_empty() && site.publisher_requests().is_empty());
 }
+
+#[test]
+fn provision_takes_the_offline_flags_and_refuses_them_half_given() {
+    let host = super::host_path("v100.json");
+    let (code, _, err) =
+        run(&["provision", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "http://mirror.internal"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--offline-sha256"), "{err}");
+    let (code, _, err) = run(&[
+        "provision",
+        "--host",
+        p(&host),
+        "--want",
+        "uv@0.12.20",
+        "--offline-base",
+        "http://mirror.internal",
+        "--offline-sha256",
+        "/nonexistent/sums.json",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--offline-sha256: cannot read `/nonexistent/sums.json`"), "{err}");
+}
