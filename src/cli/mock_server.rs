@@ -14,7 +14,8 @@ pub struct Args {
     /// The loopback port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// Also serve this offline mirror directory (filled by `bundle import`) at <base>/mirror.
+    /// Also serve this offline mirror directory (filled by `bundle import`) at <base>/mirror: the files it
+    /// holds when the server starts.
     #[arg(long, value_name = "DIR")]
     mirror: Option<std::path::PathBuf>,
 }

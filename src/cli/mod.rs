@@ -38,7 +38,8 @@ pub use input::Failure;
     after_help = "Examples:\n  \
         llmgw simulate --host matrix/hosts/v100.json\n  \
         llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \
-        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n\n\
+        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n  \
+        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n\n\
         Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
 )]
 pub struct Cli {

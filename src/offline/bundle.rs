@@ -420,7 +420,7 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
     for (path, (size, sha)) in &listed {
         match staged.get(path) {
             None => return Err(refuse(format!("`{path}` is in the manifest and missing from the bundle"))),
-            Some((s, h)) if s != size => {
+            Some((s, _)) if s != size => {
                 return Err(refuse(format!("`{path}` is {s} bytes; the manifest says {size}")));
             }
             Some((_, h)) if h != sha => {
@@ -453,10 +453,26 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
         if let Some(dir) = dest.parent() {
             fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
         }
-        let src = staging.path().join(path);
-        fs::rename(&src, &dest).map_err(io_err("cannot place", &dest))?;
+        place(&staging.path().join(path), &dest).map_err(io_err("cannot place", &dest))?;
     }
     Ok(imported)
+}
+
+/// Moves a staged file to `dest` atomically: a rename, or where the mirror
+/// is another file system than its parent (a mount point), a copy beside
+/// `dest` renamed over it, so that no reader ever sees half a file.
+fn place(src: &Path, dest: &Path) -> io::Result<()> {
+    match fs::rename(src, dest) {
+        Err(e) if e.kind() == io::ErrorKind::CrossesDevices => {
+            let mut name = dest.file_name().unwrap_or_default().to_os_string();
+            name.push(".llmgw-partial");
+            let tmp = dest.with_file_name(name);
+            fs::copy(src, &tmp)?;
+            fs::File::open(&tmp)?.sync_all()?;
+            fs::rename(&tmp, dest)
+        }
+        other => other,
+    }
 }
 
 /// sha256 and size of a file.
