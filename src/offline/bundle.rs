@@ -552,10 +552,14 @@ fn stage_tar(path: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, Strin
     let mut names = BTreeSet::new();
     for entry in tar.entries().map_err(|e| format!("not a tar: {e}"))? {
         let entry = entry.map_err(|e| format!("not a tar: {e}"))?;
+        // Directories are not placed as such (`./` of `tar -C dir -cf … .`);
+        // a file's own path makes its parents.
+        if entry.header().entry_type() == tar::EntryType::Directory {
+            continue;
+        }
         let p = entry.path().map_err(|e| format!("not a tar: {e}"))?.into_owned();
         let name = bundle_path(&p)?;
         match entry.header().entry_type() {
-            tar::EntryType::Directory => continue,
             tar::EntryType::Regular | tar::EntryType::Continuous => {}
             other => return Err(format!("`{name}` is a {other:?} entry, not a regular file")),
         }

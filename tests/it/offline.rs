@@ -94,6 +94,9 @@ fn builds_lists_every_build_with_its_assets_and_refuses_python_engines() {
     let variants: Vec<&str> = v["builds"].as_array().unwrap().iter().map(|b| b["variant"].as_str().unwrap()).collect();
     assert_eq!(variants, ["cpu", "cuda-13.3", "cuda-12.8", "vulkan"]);
     assert_eq!(v["builds"][1]["assets"].as_array().unwrap().len(), 2, "the build and its CUDA runtime");
+    let (code, _, err) = run(&["builds", "--engine", "ollama", "--version", "0.1.0", "--arch", "amd64"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--engine: unknown engine `ollama`"), "{err}");
     for engine in ["vllm", "sglang"] {
         let (code, _, err) = run(&["builds", "--engine", engine, "--version", "0.5.4", "--arch", "amd64"]);
         assert_eq!(code, 2);
@@ -239,12 +242,19 @@ fn a_bad_bundle_is_refused_naming_the_file_and_the_mirror_is_unchanged() {
         let before = tree(&mirror);
         let new_sha = break_it(&bundle);
         let sha = if new_sha.is_empty() { sha } else { new_sha };
-        let (code, out, err) = import(&bundle, &sha, &mirror);
-        assert_eq!(code, 2, "{what}: {out}{err}");
-        assert!(err.contains(says), "{what}: {err}");
-        assert!(err.contains("nothing was imported"), "{what}: {err}");
-        assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
-        assert_eq!(tree(&mirror), before, "{what}: the mirror changed");
+        // The same bundle as a tar.
+        let tar_path = t.path().join("broken.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+        b.append_dir_all(".", &bundle).unwrap();
+        b.into_inner().unwrap();
+        for form in [&bundle, &tar_path] {
+            let (code, out, err) = import(form, &sha, &mirror);
+            assert_eq!(code, 2, "{what}: {out}{err}");
+            assert!(err.contains(says), "{what}: {err}");
+            assert!(err.contains("nothing was imported"), "{what}: {err}");
+            assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
+            assert_eq!(tree(&mirror), before, "{what}: the mirror changed");
+        }
     }
 }
 
