@@ -281,6 +281,29 @@ mod tests {
     }
 
     #[test]
+    fn offline_fields_are_checked_and_named() {
+        let hex = "ab".repeat(32);
+        let ok = format!(
+            r#"{{"wants": [{{"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {{"a.tar.gz": "{hex}"}}}}]}}"#
+        );
+        let w = &WantsFile::from_json(&ok).unwrap().wants[0];
+        assert_eq!((w.offline_base.as_deref(), w.offline_sha256.len()), (Some("http://m/x"), 1));
+        let cases = [
+            (ok.replace("http://m/x", "ftp://m"), "wants[0].offline_base: `ftp://m` is not an http:// or https:// URL"),
+            (ok.replace(&hex, "00"), "wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"),
+            (
+                ok.replace(r#""offline_base": "http://m/x", "#, ""),
+                "wants[0].offline_sha256: checksums are given without",
+            ),
+            (ok.replace("offline_base", "offline_url"), "wants[0].offline_url: unknown field `offline_url`"),
+        ];
+        for (text, says) in cases {
+            let e = WantsFile::from_json(&text).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+
+    #[test]
     fn versions_compare_by_pep_440() {
         assert_eq!(compare_versions("0.9.2", "0.20"), Ordering::Less);
         assert_eq!(compare_versions("v0.20.0", "0.20"), Ordering::Equal);
