@@ -73,7 +73,7 @@ struct ImportArgs {
     /// The manifest's sha256 as `bundle create` printed it, carried apart from the bundle.
     #[arg(long, value_name = "HEX")]
     manifest_sha256: String,
-    /// The mirror directory (created if absent), laid out <engine>/<version>/<asset>.
+    /// The mirror directory (created if absent, in an existing directory), laid out <engine>/<version>/<asset>.
     #[arg(long, value_name = "DIR")]
     mirror: PathBuf,
 }

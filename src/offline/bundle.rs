@@ -289,7 +289,8 @@ pub fn sha256_file_of(out: &Path) -> PathBuf {
 ///
 /// # Errors
 /// As [`plan`] and [`fetch_into`]; [`BundleError::Refused`] when `out`
-/// exists already (a bundle is never written over another).
+/// exists already (a bundle is never written over another) or its parent
+/// is not a directory.
 pub fn create(
     sys: &mut dyn System,
     github_api: &str,
@@ -305,7 +306,13 @@ pub fn create(
         )));
     }
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io_err("cannot create", parent))?;
+    if !parent.is_dir() {
+        return Err(BundleError::Refused(format!(
+            "--out `{}`: `{}` is not a directory",
+            out.display(),
+            parent.display()
+        )));
+    }
     let staging = tempfile::Builder::new()
         .prefix(".llmgw-bundle-")
         .tempdir_in(parent)
@@ -370,7 +377,7 @@ pub struct Imported {
 }
 
 /// Imports the bundle at `bundle` (a directory or a tar) into the mirror
-/// directory `mirror`, created if absent.
+/// directory `mirror`, created if absent (its parent must exist).
 ///
 /// In order, before anything enters the mirror: `manifest.json`'s sha256
 /// must be `manifest_sha256` (the one carried apart); the manifest must be
@@ -392,7 +399,13 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
     }
     let meta = fs::metadata(bundle).map_err(|e| BundleError::Refused(format!("bundle `{}`: {e}", bundle.display())))?;
     let parent = mirror.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io_err("cannot create", parent))?;
+    if !parent.is_dir() {
+        return Err(BundleError::Refused(format!(
+            "--mirror `{}`: `{}` is not a directory",
+            mirror.display(),
+            parent.display()
+        )));
+    }
     let staging = tempfile::Builder::new()
         .prefix(".llmgw-import-")
         .tempdir_in(parent)
