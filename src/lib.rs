@@ -18,6 +18,7 @@ pub mod host;
 pub mod matrix;
 pub mod mock_server;
 pub mod nvidia;
+pub mod offline;
 pub mod parse;
 pub mod pep503;
 pub mod recipe;

@@ -8,11 +8,16 @@ use super::input::Failure;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
     llmgw mock-server --port 8080 &\n  \
-    curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850")]
+    curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850\n  \
+    llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror   # offline_base http://127.0.0.1:8080/mirror")]
 pub struct Args {
     /// The loopback port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Also serve this offline mirror directory (filled by `bundle import`) at <base>/mirror: the files it
+    /// holds when the server starts.
+    #[arg(long, value_name = "DIR")]
+    mirror: Option<std::path::PathBuf>,
 }
 
 /// Serves until the process is stopped (Ctrl-C, SIGTERM).
@@ -23,6 +28,12 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     println!("serving the fake GitHub release API at {}", server.base_url());
     for r in &catalog.releases {
         println!("  {}/repos/{}/releases/tags/{}", server.base_url(), r.repo, r.tag);
+    }
+    if let Some(dir) = &args.mirror {
+        let files = server
+            .serve_mirror(dir)
+            .map_err(|e| Failure::BadInput(format!("--mirror `{}`: cannot serve it: {e}", dir.display())))?;
+        println!("serving the mirror `{}` ({} files) at {}", dir.display(), files.len(), server.mirror_url());
     }
     println!("stop with Ctrl-C");
     loop {

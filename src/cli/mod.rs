@@ -3,10 +3,13 @@
 //! the library, renders, and returns the exit code.
 
 mod agent;
+mod builds;
+mod bundle;
 mod discover;
 mod input;
 mod matrix;
 mod mock_server;
+mod offline;
 mod output;
 mod plan;
 mod progress;
@@ -36,7 +39,8 @@ pub use input::Failure;
     after_help = "Examples:\n  \
         llmgw simulate --host matrix/hosts/v100.json\n  \
         llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \
-        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n\n\
+        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n  \
+        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n\n\
         Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
 )]
 pub struct Cli {
@@ -65,6 +69,10 @@ pub enum Command {
     Discover(discover::Args),
     /// Keep the wanted engines installed: converge, re-check every 10 minutes, back off after failures, report.
     Agent(agent::Args),
+    /// List every build of an engine version for an architecture, with its assets: what a bundle carries.
+    Builds(builds::Args),
+    /// Make an offline bundle from the publisher, or import one into an offline site's mirror.
+    Bundle(bundle::Args),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -77,5 +85,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::MockServer(a) => mock_server::run(a),
         Command::Discover(a) => discover::run(a),
         Command::Agent(a) => agent::run(a),
+        Command::Builds(a) => builds::run(a),
+        Command::Bundle(a) => bundle::run(a),
     }
 }

@@ -58,11 +58,14 @@ pub struct Args {
     /// A GitHub token, sent to GitHub's API only (a higher rate limit).
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true, hide = true)]
     github_token: Option<String>,
+    /// Offline: --offline-base, --offline-sha256.
+    #[command(flatten)]
+    offline: super::offline::Offline,
 }
 
 /// Runs `provision`.
 pub fn run(args: Args) -> Result<i32, Failure> {
-    let wants = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    let wants = args.offline.apply(input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?)?;
     if wants.is_empty() {
         return Err(Failure::BadInput("provision needs --want ENGINE@VERSION or --wants FILE".into()));
     }

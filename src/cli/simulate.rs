@@ -36,6 +36,9 @@ pub struct Args {
     /// What if: --scenario, --set, --diff.
     #[command(flatten)]
     what_if: WhatIf,
+    /// Offline: --offline-base, --offline-sha256.
+    #[command(flatten)]
+    offline: super::offline::Offline,
 }
 
 /// Output formats.
@@ -50,7 +53,7 @@ pub enum Format {
 /// Runs `simulate`.
 pub fn run(args: Args) -> Result<i32, Failure> {
     let original = input::host(&args.host)?;
-    let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
+    let wants = args.offline.apply(input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?)?;
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
     let host = original.with_settings(&settings).map_err(|e| Failure::BadInput(format!("--set: {e}")))?;

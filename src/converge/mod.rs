@@ -80,11 +80,34 @@ pub fn converge(sys: &mut dyn System, host: &Host, cfg: &Config, wants: &[Want])
 #[derive(Debug, Default)]
 pub struct Releases(BTreeMap<(String, String), Result<Release, String>>);
 
+impl Releases {
+    /// Releases known without asking the publisher: an offline mirror's
+    /// (`offline::mirror::releases`). A want converged with them never
+    /// fetches release metadata.
+    pub fn known(releases: impl IntoIterator<Item = (String, String, Release)>) -> Releases {
+        Releases(releases.into_iter().map(|(repo, tag, r)| ((repo, tag), Ok(r))).collect())
+    }
+}
+
 /// Converges one want.
 pub fn converge_one(sys: &mut dyn System, host: &Host, cfg: &Config, want: &Want, releases: &mut Releases) -> Status {
     let _span = tracing::info_span!("converge", want = %want).entered();
+    if want.offline_base.is_some() && matches!(want.engine, recipe::Engine::Vllm | recipe::Engine::Sglang) {
+        let reason = format!(
+            "{} is installed from PyPI, which an offline mirror does not carry; offline wants install llama.cpp and uv",
+            want.engine
+        );
+        return refused(want, State::Unsupported, reason, vec![]);
+    }
     match recipe::plan(want, host) {
-        Ok(plan) => install_plan(sys, host, cfg, want, plan, releases),
+        // Offline: the mirror's releases, never the publisher's.
+        Ok(plan) => match &want.offline_base {
+            Some(base) => {
+                let mut mirror = crate::offline::mirror::releases(base, &want.offline_sha256, want.engine, &plan);
+                install_plan(sys, host, cfg, want, plan, &mut mirror)
+            }
+            None => install_plan(sys, host, cfg, want, plan, releases),
+        },
         Err(Refusal::NotHere { reason }) => refused(want, State::NotHere, reason, vec![]),
         Err(Refusal::Unsupported { reason, excluded }) => refused(want, State::Unsupported, reason, excluded),
     }
@@ -283,8 +306,13 @@ fn install_build(
 ) -> Result<(PathBuf, String), Failure> {
     // The release first: a version that does not exist costs nothing more.
     match &build.source {
-        Source::Archives { repo, tag, .. } => {
-            release_of(sys, cfg, releases, repo, tag)?;
+        Source::Archives { repo, tag, assets } => {
+            // Every asset verifiable before any is downloaded: an offline
+            // asset without the control plane's checksum is never fetched.
+            let release = release_of(sys, cfg, releases, repo, tag)?;
+            for name in assets {
+                release.asset(name).and_then(release::Asset::sha256).map_err(|e| e.to_string())?;
+            }
         }
         Source::Python(env) => python::preflight(sys, cfg, releases, want, build, env)?,
     }

@@ -42,7 +42,7 @@ pub(super) fn create_env(
     paths: &Paths,
 ) -> Result<Built, String> {
     // uv first, through its own recipe, recorded as a dependency.
-    let uv_want = Want { engine: Engine::Uv, version: UV_VERSION.to_string(), variant: None };
+    let uv_want = Want::new(Engine::Uv, UV_VERSION);
     let uv = converge_one(sys, host, cfg, &uv_want, releases);
     let uv_binary = match (&uv.state, &uv.binary) {
         (State::Ready, Some(b)) => PathBuf::from(b),

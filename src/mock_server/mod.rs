@@ -13,6 +13,7 @@
 //! `files.pythonhosted.org`) and `https://download.pytorch.org`.
 
 mod broken;
+pub mod mirror;
 pub mod tarball;
 pub mod truth;
 pub mod wheel;
@@ -455,6 +456,47 @@ impl FakeServer {
             .into_iter()
             .map(|r| (r.method.to_string(), r.url.path().to_string()))
             .collect()
+    }
+
+    /// Serves the mirror directory `dir` at `{base_url}/mirror`
+    /// ([`FakeServer::mirror_url`]) besides the publisher; the paths served.
+    ///
+    /// # Errors
+    /// The directory cannot be read ([`mirror::routes`]).
+    pub fn serve_mirror(&self, dir: &std::path::Path) -> io::Result<Vec<String>> {
+        let (mocks, files) = mirror::routes(dir)?;
+        self.runtime.block_on(async {
+            for m in mocks {
+                self.server.register(m).await;
+            }
+        });
+        Ok(files)
+    }
+
+    /// The URL of the mirror [`FakeServer::serve_mirror`] serves: `http://127.0.0.1:40123/mirror`.
+    pub fn mirror_url(&self) -> String {
+        format!("{}{}", self.base_url(), mirror::MIRROR_PATH)
+    }
+
+    /// Disables the publisher: from now on every request outside the
+    /// mirror answers `503` ("the publisher is disabled: this is an offline
+    /// site"), before any route of the truth or of a fault.
+    pub fn disable_publisher(&self) {
+        let mirror = format!("{}/", mirror::MIRROR_PATH);
+        let mock = Mock::given(move |req: &Request| !req.url.path().starts_with(&mirror))
+            .respond_with(api_json(
+                503,
+                br#"{"message":"the publisher is disabled: this is an offline site"}"#.to_vec(),
+            ))
+            .with_priority(1);
+        self.runtime.block_on(self.server.register(mock));
+    }
+
+    /// Requests received so far outside the mirror: those that reached (or
+    /// tried to reach) the publisher's GitHub, PyPI or PyTorch routes.
+    pub fn publisher_requests(&self) -> Vec<(String, String)> {
+        let mirror = format!("{}/", mirror::MIRROR_PATH);
+        self.requests().into_iter().filter(|(_, p)| !p.starts_with(&mirror)).collect()
     }
 
     /// How many asset bodies were asked for: `GET` requests to the final
@@ -1068,7 +1110,7 @@ mod tests {
                 ))
                 .unwrap();
                 for (engine, version) in &wants {
-                    let want = Want { engine: Engine::parse(engine).unwrap(), version: version.clone(), variant: None };
+                    let want = Want::new(Engine::parse(engine).unwrap(), version);
                     let Ok(p) = plan(&want, &host) else { continue };
                     for b in &p.candidates {
                         match &b.source {

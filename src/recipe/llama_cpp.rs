@@ -211,7 +211,7 @@ mod tests {
     }
 
     fn want() -> Want {
-        Want { engine: Engine::LlamaCpp, version: "b10850".into(), variant: None }
+        Want::new(Engine::LlamaCpp, "b10850")
     }
 
     fn variants(p: &Plan) -> Vec<&str> {

@@ -2,6 +2,7 @@
 //! `ENGINE@VERSION[:VARIANT]` or from a wants file.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -112,6 +113,16 @@ pub struct Want {
     /// the choice to the machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// An offline site's mirror, from which alone this want installs:
+    /// `http://mirror.internal/llmgw` (its layout: `offline::mirror`). With
+    /// it the publisher is never contacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline_base: Option<String>,
+    /// With `offline_base`: asset name -> sha256 (64 hex digits), the
+    /// checksums the control plane holds. The only ones an offline install
+    /// trusts: an asset not named here is refused before it is downloaded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub offline_sha256: BTreeMap<String, String>,
 }
 
 impl Want {
@@ -128,21 +139,64 @@ impl Want {
             Some((v, var)) => (v, Some(var.to_string())),
             None => (rest, None),
         };
-        let want = Want { engine: Engine::parse(engine)?, version: version.to_string(), variant };
+        let want = Want { variant, ..Want::new(Engine::parse(engine)?, version) };
         want.validate()?;
         Ok(want)
     }
 
-    /// Checks the version's form and that the variant is one the engine publishes.
+    /// A want of `engine` at `version`, the variant left to the machine, online.
+    pub fn new(engine: Engine, version: &str) -> Want {
+        Want {
+            engine,
+            version: version.to_string(),
+            variant: None,
+            offline_base: None,
+            offline_sha256: BTreeMap::new(),
+        }
+    }
+
+    /// This want served from an offline mirror at `base`, checked against
+    /// `sha256` (asset name -> hex digest) only.
     ///
     /// # Errors
-    /// As [`Want::parse`].
+    /// As [`Want::validate`].
+    pub fn offline(mut self, base: &str, sha256: BTreeMap<String, String>) -> Result<Want, String> {
+        self.offline_base = Some(base.to_string());
+        self.offline_sha256 = sha256;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Checks the version's form, that the variant is one the engine
+    /// publishes, and the offline fields: `offline_base` an `http://` or
+    /// `https://` URL, every `offline_sha256` value 64 hex digits, and no
+    /// checksums without a mirror.
+    ///
+    /// # Errors
+    /// As [`Want::parse`]; for the offline fields a sentence beginning with
+    /// the field's name (`offline_sha256.<asset>: …`).
     pub fn validate(&self) -> Result<(), String> {
         self.engine.check_version(&self.version)?;
         if let Some(v) = &self.variant {
             let known = super::variants(self.engine);
             if !known.contains(&v.as_str()) {
                 return Err(format!("{} has no variant `{v}`; its variants are {}", self.engine, known.join(", ")));
+            }
+        }
+        match &self.offline_base {
+            Some(base)
+                if !(base.starts_with("http://") || base.starts_with("https://")) || base.contains(['?', '#']) =>
+            {
+                return Err(format!("offline_base: `{base}` is not an http:// or https:// URL of a mirror"));
+            }
+            None if !self.offline_sha256.is_empty() => {
+                return Err("offline_sha256: checksums are given without offline_base, the mirror they are for".into());
+            }
+            _ => {}
+        }
+        for (name, hex) in &self.offline_sha256 {
+            if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(format!("offline_sha256.{name}: `{hex}` is not a sha256 (64 hex digits)"));
             }
         }
         Ok(())
@@ -227,6 +281,29 @@ mod tests {
     }
 
     #[test]
+    fn offline_fields_are_checked_and_named() {
+        let hex = "ab".repeat(32);
+        let ok = format!(
+            r#"{{"wants": [{{"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {{"a.tar.gz": "{hex}"}}}}]}}"#
+        );
+        let w = &WantsFile::from_json(&ok).unwrap().wants[0];
+        assert_eq!((w.offline_base.as_deref(), w.offline_sha256.len()), (Some("http://m/x"), 1));
+        let cases = [
+            (ok.replace("http://m/x", "ftp://m"), "wants[0].offline_base: `ftp://m` is not an http:// or https:// URL"),
+            (ok.replace(&hex, "00"), "wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"),
+            (
+                ok.replace(r#""offline_base": "http://m/x", "#, ""),
+                "wants[0].offline_sha256: checksums are given without",
+            ),
+            (ok.replace("offline_base", "offline_url"), "wants[0].offline_url: unknown field `offline_url`"),
+        ];
+        for (text, says) in cases {
+            let e = WantsFile::from_json(&text).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+
+    #[test]
     fn versions_compare_by_pep_440() {
         assert_eq!(compare_versions("0.9.2", "0.20"), Ordering::Less);
         assert_eq!(compare_versions("v0.20.0", "0.20"), Ordering::Equal);
@@ -256,7 +333,11 @@ impl WantsFile {
             return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
         }
         for (i, w) in file.wants.iter().enumerate() {
-            w.validate().map_err(|e| format!("wants[{i}]: {e}"))?;
+            w.validate().map_err(|e| {
+                // A field's own message already names it: `wants[0].offline_base: …`.
+                let sep = if e.starts_with("offline_") { "." } else { ": " };
+                format!("wants[{i}]{sep}{e}")
+            })?;
         }
         Ok(file)
     }

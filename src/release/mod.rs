@@ -34,6 +34,20 @@ pub struct Asset {
     /// `sha256:<64 hex>`, or `null` for assets uploaded before June 2025.
     #[serde(default)]
     pub digest: Option<String>,
+    /// Who vouches for `digest`: the publisher (from its API), or, for an
+    /// asset of an offline mirror, the control plane.
+    #[serde(skip)]
+    pub digest_from: DigestFrom,
+}
+
+/// Who vouches for an asset's digest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DigestFrom {
+    /// The publisher's API (GitHub's `digest` field).
+    #[default]
+    Publisher,
+    /// The control plane's `offline_sha256`, for an asset of an offline mirror.
+    ControlPlane,
 }
 
 /// Why release metadata or an asset could not be had.
@@ -151,10 +165,15 @@ impl Asset {
     /// algorithm, or not 64 hex digits.
     pub fn sha256(&self) -> Result<String, ReleaseError> {
         let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why };
-        let d = self
-            .digest
-            .as_deref()
-            .ok_or_else(|| no("GitHub gives none for assets uploaded before June 2025".into()))?;
+        let d = self.digest.as_deref().ok_or_else(|| {
+            no(match self.digest_from {
+                DigestFrom::Publisher => "GitHub gives none for assets uploaded before June 2025".into(),
+                DigestFrom::ControlPlane => {
+                    "the control plane's offline_sha256 holds none for it, and an offline install trusts no other"
+                        .into()
+                }
+            })
+        })?;
         let hex = d.strip_prefix("sha256:").ok_or_else(|| no(format!("`{d}` is not a sha256 digest")))?;
         if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
             return Err(no(format!("`{d}` is not 64 hex digits")));
@@ -168,7 +187,13 @@ mod tests {
     use super::*;
 
     fn asset(digest: Option<&str>) -> Asset {
-        Asset { name: "a.tar.gz".into(), size: 1, browser_download_url: "u".into(), digest: digest.map(str::to_string) }
+        Asset {
+            name: "a.tar.gz".into(),
+            size: 1,
+            browser_download_url: "u".into(),
+            digest: digest.map(str::to_string),
+            digest_from: DigestFrom::Publisher,
+        }
     }
 
     #[test]

@@ -285,7 +285,7 @@ proptest! {
                     );
                 }
                 for b in &p.candidates {
-                    let alone = Want { engine: want.engine, version: want.version.clone(), variant: Some(b.variant.clone()) };
+                    let alone = Want { variant: Some(b.variant.clone()), ..Want::new(want.engine, &want.version) };
                     let alone_plan = recipe::plan(&alone, &weakest);
                     prop_assert!(
                         candidates(&alone_plan).contains(&(b.variant.clone(), b.version.clone())),

@@ -11,6 +11,7 @@ mod faults;
 mod gpu_check;
 mod invariants;
 mod matrix;
+mod offline;
 mod outcomes;
 mod python_engines;
 mod real;

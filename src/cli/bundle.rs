@@ -1,0 +1,162 @@
+//! `llmgw bundle create` and `llmgw bundle import`: every build a cluster
+//! could need, fetched from the publisher into a directory or tar, and
+//! imported into an offline site's mirror after every byte is checked.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use llmgw::host::Arch;
+use llmgw::offline::bundle::{self, BundleError};
+use llmgw::release::GITHUB_API;
+use llmgw::report::{EXIT_FAULT, EXIT_OK};
+use llmgw::system::local::Local;
+use llmgw::system::real::RealSystem;
+
+use super::input::{self, Failure};
+use super::{output, progress};
+
+/// Arguments of `bundle`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// create or import.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The bundle subcommands.
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Fetch every build of each want for each architecture from the publisher into a directory or a tar.
+    Create(CreateArgs),
+    /// Check a bundle against its manifest's sha256 and place its files in a mirror directory.
+    Import(ImportArgs),
+}
+
+/// Arguments of `bundle create`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+    llmgw bundle create --want llama.cpp@b10850 --want uv@0.12.20 --arch amd64 --arch arm64 --out llmgw-bundle.tar\n\n\
+    Writes the bundle (manifest.json and <engine>/<version>/<asset>), prints the manifest's sha256 and writes it\n\
+    beside the bundle, in <out>.manifest.sha256: carry it apart from the bundle, to `bundle import --manifest-sha256`.\n\
+    vLLM and SGLang are installed from PyPI, which a bundle does not carry.")]
+struct CreateArgs {
+    /// ENGINE@VERSION[:VARIANT] (llama.cpp, uv); repeatable. Without a variant, every build.
+    #[arg(long = "want", value_name = "ENGINE@VERSION[:VARIANT]")]
+    wants: Vec<String>,
+    /// A wants file instead of --want.
+    #[arg(long = "wants", value_name = "FILE")]
+    wants_file: Option<PathBuf>,
+    /// An architecture the builds are for: amd64, arm64; repeatable.
+    #[arg(long = "arch", value_name = "ARCH", value_parser = parse_arch, required = true)]
+    arches: Vec<Arch>,
+    /// Where to write the bundle: a new directory, or a tar file when it ends in .tar.
+    #[arg(long, value_name = "DIR|FILE.tar")]
+    out: PathBuf,
+    /// GitHub's REST API (the fake server in tests).
+    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API)]
+    github_api: String,
+    /// A GitHub token, sent to GitHub's API only (a higher rate limit).
+    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true, hide = true)]
+    github_token: Option<String>,
+}
+
+/// Arguments of `bundle import`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+    llmgw bundle import llmgw-bundle.tar --manifest-sha256 $(cat llmgw-bundle.tar.manifest.sha256) --mirror /srv/llmgw-mirror\n\n\
+    Nothing is placed in the mirror unless the manifest has that sha256 and every file of the bundle matches it,\n\
+    with no file missing and none extra. Importing the same bundle again changes nothing.")]
+struct ImportArgs {
+    /// The bundle: a directory or a tar made by `bundle create`.
+    #[arg(value_name = "BUNDLE")]
+    bundle: PathBuf,
+    /// The manifest's sha256 as `bundle create` printed it, carried apart from the bundle.
+    #[arg(long, value_name = "HEX")]
+    manifest_sha256: String,
+    /// The mirror directory (created if absent, in an existing directory), laid out <engine>/<version>/<asset>.
+    #[arg(long, value_name = "DIR")]
+    mirror: PathBuf,
+}
+
+/// An architecture flag: `amd64`, `arm64`, ….
+pub fn parse_arch(s: &str) -> Result<Arch, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| format!("unknown architecture `{s}`; the architectures are amd64, arm64, ppc64le, s390x, riscv64"))
+}
+
+/// Runs `bundle`.
+pub fn run(args: Args) -> Result<i32, Failure> {
+    match args.command {
+        Command::Create(a) => create(a),
+        Command::Import(a) => import(a),
+    }
+}
+
+fn failure(e: BundleError) -> Result<i32, Failure> {
+    match e {
+        BundleError::Refused(m) => Err(Failure::BadInput(m)),
+        BundleError::Io(m) => Err(Failure::Internal(m)),
+        BundleError::Fetch(m) => {
+            eprintln!("llmgw: error: {m}; no bundle was written");
+            Ok(EXIT_FAULT)
+        }
+    }
+}
+
+fn create(args: CreateArgs) -> Result<i32, Failure> {
+    let wants = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    let local = Local::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut sys = RealSystem::new(local, progress::reporter());
+    let made = match bundle::create(&mut sys, &args.github_api, &wants, &args.arches, &args.out) {
+        Ok(m) => m,
+        Err(e) => return failure(e),
+    };
+    let mut out = format!(
+        "bundle `{}`: {} files, {} bytes\n",
+        args.out.display(),
+        made.manifest.files_by_path().len(),
+        made.bytes
+    );
+    let rows: Vec<[String; 4]> = made
+        .manifest
+        .files
+        .iter()
+        .map(|e| [format!("{}@{}", e.engine, e.version), e.arch.to_string(), e.variant.clone(), e.asset.clone()])
+        .collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    for [what, arch, variant, asset] in &rows {
+        let _ = writeln!(out, "  {what:<w0$}  {arch:<w1$}  {variant:<w2$}  {asset}");
+    }
+    let _ = writeln!(out, "manifest sha256: {}", made.manifest_sha256);
+    let _ =
+        writeln!(out, "written beside the bundle to `{}`: carry it apart from the bundle", made.sha256_file.display());
+    output::emit(&out)?;
+    Ok(EXIT_OK)
+}
+
+fn import(args: ImportArgs) -> Result<i32, Failure> {
+    let done = match bundle::import(&args.bundle, &args.manifest_sha256, &args.mirror) {
+        Ok(d) => d,
+        Err(e) => return failure(e),
+    };
+    let mirror = args.mirror.display();
+    let text = if done.placed.is_empty() {
+        format!(
+            "nothing to import: the mirror `{mirror}` already holds all {} files of the bundle\n",
+            done.already.len()
+        )
+    } else {
+        let mut t = format!(
+            "imported {} files into the mirror `{mirror}` ({} already there)\n",
+            done.placed.len(),
+            done.already.len()
+        );
+        for p in &done.placed {
+            let _ = writeln!(t, "  {p}");
+        }
+        t
+    };
+    output::emit(&text)?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,43 @@
+//! `--offline-base URL --offline-sha256 FILE` of `simulate` and
+//! `provision`: every want installed from an offline mirror, checked against
+//! the control plane's checksums only.
+
+// The CLI reads the checksums file the user names.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::PathBuf;
+
+use llmgw::recipe::Want;
+
+use super::input::Failure;
+
+/// The offline flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Offline {
+    /// The offline mirror's URL (layout <URL>/<engine>/<version>/<asset>): every want installs from it
+    /// and never contacts the publisher. Needs --offline-sha256.
+    #[arg(long, value_name = "URL", requires = "offline_sha256")]
+    offline_base: Option<String>,
+    /// The checksums the control plane holds: a JSON object of asset name -> sha256, or a bundle's
+    /// manifest.json. An asset without one is refused. Needs --offline-base.
+    #[arg(long, value_name = "FILE", requires = "offline_base")]
+    offline_sha256: Option<PathBuf>,
+}
+
+impl Offline {
+    /// The wants, each made offline when the flags are given.
+    pub fn apply(&self, wants: Vec<Want>) -> Result<Vec<Want>, Failure> {
+        let (Some(base), Some(file)) = (&self.offline_base, &self.offline_sha256) else { return Ok(wants) };
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::BadInput(format!("--offline-sha256: cannot read `{}`: {e}", file.display())))?;
+        let sums = llmgw::offline::mirror::checksums_from_json(&text)
+            .map_err(|e| Failure::BadInput(format!("--offline-sha256 `{}`: {e}", file.display())))?;
+        wants
+            .into_iter()
+            .map(|w| {
+                let name = w.to_string();
+                w.offline(base, sums.clone()).map_err(|e| Failure::BadInput(format!("--offline-base with {name}: {e}")))
+            })
+            .collect()
+    }
+}

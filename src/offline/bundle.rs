@@ -1,0 +1,629 @@
+//! Bundles: every build a cluster could need, fetched from the publisher on
+//! a connected machine ([`create`]) and imported into an offline site's
+//! mirror ([`import`]).
+//!
+//! A bundle is a directory or a tar holding `manifest.json` ([`Manifest`])
+//! and each asset at its mirror path (`<engine>/<version>/<asset name>`,
+//! [`super::mirror`]). The manifest lists every file with its size in bytes
+//! and sha256; its own sha256 is printed and written *beside* the bundle
+//! (`<out>.manifest.sha256`), never inside it, so that it can travel apart
+//! (a ticket, the control plane) and vouch for the bundle on the other side.
+//!
+//! Import checks the manifest against that sha256, then every file against
+//! the manifest (no file missing, none extra, none changed), all in a
+//! staging directory beside the mirror; only then is anything moved into
+//! the mirror. One bad file and nothing is imported.
+
+// Bundles are files on the operator's machine: written and read here, as
+// archive.rs reads archives. Downloads go through the System trait.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::builds::builds;
+use super::mirror::asset_path;
+use crate::host::Arch;
+use crate::recipe::{Engine, Want};
+use crate::release::{self, Release};
+use crate::system::System;
+
+/// The manifest's file name inside a bundle.
+pub const MANIFEST: &str = "manifest.json";
+
+/// What a bundle holds: `{"format": 1, "files": [{"engine", "version",
+/// "variant", "arch", "asset", "size", "sha256"}, …]}`, sorted by engine,
+/// version, arch, variant and asset, so that the same bundle is the same
+/// bytes from run to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The manifest's format: 1.
+    pub format: u32,
+    /// Every asset of the bundle.
+    pub files: Vec<Entry>,
+}
+
+/// One asset of a bundle, for one build on one architecture.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The engine: `llama.cpp`, `uv`.
+    pub engine: Engine,
+    /// The version as the publisher tags it: `b10850`.
+    pub version: String,
+    /// The architecture the build is for: `amd64`, `arm64`.
+    pub arch: Arch,
+    /// The build: `cpu`, `cuda-13.3`, `x86_64`.
+    pub variant: String,
+    /// The release asset's file name.
+    pub asset: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// sha256 of the file, lowercase hex; checked against the publisher's
+    /// digest when the bundle was made.
+    pub sha256: String,
+}
+
+impl Entry {
+    /// Where the asset lies in a bundle and in a mirror:
+    /// `llama.cpp/b10850/llama-b10850-bin-ubuntu-x64.tar.gz`.
+    pub fn path(&self) -> String {
+        asset_path(self.engine, &self.version, &self.asset)
+    }
+}
+
+impl Manifest {
+    /// The manifest as written into a bundle: pretty JSON and a newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("a manifest always serializes");
+        out.push(b'\n');
+        out
+    }
+
+    /// Parses and checks a manifest: format 1, every engine known and
+    /// carried by bundles (llama.cpp, uv), versions in the engine's form,
+    /// asset names plain file names, sha256 64 hex digits, and no file
+    /// listed twice with different contents.
+    ///
+    /// # Errors
+    /// A sentence beginning with the JSON path of the problem (`files[3].engine: …`).
+    pub fn from_json(text: &str) -> Result<Manifest, String> {
+        let m: Manifest = crate::strict_json::parse(text, &["files[*]"]).map_err(|e| e.to_string())?;
+        if m.format != 1 {
+            return Err(format!("format: {} is not a manifest format this llmgw reads (1)", m.format));
+        }
+        let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
+        for (i, e) in m.files.iter().enumerate() {
+            let at = |what: &str, msg: String| format!("files[{i}].{what}: {msg}");
+            if matches!(e.engine, Engine::Vllm | Engine::Sglang) {
+                return Err(at(
+                    "engine",
+                    format!("{} is installed from PyPI, which a bundle does not carry", e.engine),
+                ));
+            }
+            e.engine.check_version(&e.version).map_err(|m| at("version", m))?;
+            if !plain_name(&e.asset) {
+                return Err(at("asset", format!("`{}` is not a plain file name", e.asset)));
+            }
+            if e.sha256.len() != 64 || !e.sha256.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(at("sha256", format!("`{}` is not 64 hex digits", e.sha256)));
+            }
+            if let Some(other) = seen.insert(e.path(), e)
+                && (other.size, &other.sha256) != (e.size, &e.sha256)
+            {
+                return Err(format!("files[{i}]: `{}` is listed twice with different contents", e.path()));
+            }
+        }
+        Ok(m)
+    }
+
+    /// Every file once: path -> (size in bytes, sha256).
+    pub fn files_by_path(&self) -> BTreeMap<String, (u64, String)> {
+        self.files.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase()))).collect()
+    }
+
+    /// asset name -> sha256: the checksums the control plane holds for an
+    /// offline want (`offline_sha256`).
+    pub fn sha256_by_asset(&self) -> BTreeMap<String, String> {
+        self.files.iter().map(|e| (e.asset.clone(), e.sha256.to_ascii_lowercase())).collect()
+    }
+}
+
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// Why a bundle could not be made or imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BundleError {
+    /// The input is wrong: a want, a flag, or a bundle that does not check
+    /// out (exit 2). Nothing was written.
+    #[error("{0}")]
+    Refused(String),
+    /// The publisher did not give what was asked, or a download did not
+    /// match its digest (exit 1). Nothing was written.
+    #[error("{0}")]
+    Fetch(String),
+    /// A file could not be read or written (exit 3).
+    #[error("{0}")]
+    Io(String),
+}
+
+fn io_err(what: &str, path: &Path) -> impl Fn(io::Error) -> BundleError {
+    let s = format!("{what} `{}`", path.display());
+    move |e| BundleError::Io(format!("{s}: {e}"))
+}
+
+/// One asset to fetch, for one build on one architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// Its manifest entry, less size and digest (0 and empty).
+    pub entry: Entry,
+    /// `owner/name` of the publisher's repository.
+    pub repo: String,
+    /// The release tag.
+    pub tag: String,
+}
+
+/// Every asset of every build of every want for every architecture,
+/// sorted as the manifest is. A want with a variant carries that build only.
+///
+/// # Errors
+/// [`BundleError::Refused`] naming the want: a Python engine, no build for
+/// an architecture, a variant not published for one.
+pub fn plan(wants: &[Want], arches: &[Arch]) -> Result<Vec<Planned>, BundleError> {
+    if wants.is_empty() || arches.is_empty() {
+        return Err(BundleError::Refused("a bundle needs at least one --want and one --arch".into()));
+    }
+    let mut out = BTreeMap::new();
+    for want in wants {
+        if want.offline_base.is_some() {
+            return Err(BundleError::Refused(format!(
+                "want {want}: a bundle is made from the publisher, not a mirror"
+            )));
+        }
+        for &arch in arches {
+            let all = builds(want.engine, &want.version, arch)
+                .map_err(|e| BundleError::Refused(format!("want {want}: {e}")))?;
+            let chosen: Vec<_> =
+                all.into_iter().filter(|b| want.variant.as_ref().is_none_or(|v| v == &b.variant)).collect();
+            if chosen.is_empty() {
+                return Err(BundleError::Refused(format!("want {want}: no such build for {arch}")));
+            }
+            for b in chosen {
+                for asset in &b.assets {
+                    let entry = Entry {
+                        engine: want.engine,
+                        version: want.version.clone(),
+                        arch,
+                        variant: b.variant.clone(),
+                        asset: asset.clone(),
+                        size: 0,
+                        sha256: String::new(),
+                    };
+                    out.insert(entry.clone(), Planned { entry, repo: b.repo.clone(), tag: b.tag.clone() });
+                }
+            }
+        }
+    }
+    Ok(out.into_values().collect())
+}
+
+/// Fetches every planned asset from the publisher (release metadata from
+/// `github_api`, each asset downloaded with retries and checked against the
+/// publisher's digest, through `sys`) into `dir` at its mirror path, and
+/// writes `dir/manifest.json`. An asset two builds share is downloaded once.
+///
+/// # Errors
+/// [`BundleError::Fetch`] with the publisher's or the check's words;
+/// [`BundleError::Io`] when `dir` cannot be written.
+pub fn fetch_into(
+    sys: &mut dyn System,
+    github_api: &str,
+    planned: &[Planned],
+    dir: &Path,
+) -> Result<Manifest, BundleError> {
+    let mut releases: BTreeMap<(String, String), Release> = BTreeMap::new();
+    let mut done: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut files = Vec::new();
+    for p in planned {
+        let path = p.entry.path();
+        if !done.contains_key(&path) {
+            let key = (p.repo.clone(), p.tag.clone());
+            if !releases.contains_key(&key) {
+                let r =
+                    release::fetch(sys, github_api, &p.repo, &p.tag).map_err(|e| BundleError::Fetch(e.to_string()))?;
+                releases.insert(key.clone(), r);
+            }
+            let asset = releases[&key].asset(&p.entry.asset).map_err(|e| BundleError::Fetch(e.to_string()))?;
+            let dest = dir.join(&path);
+            if let Some(parent) = dest.parent() {
+                sys.create_dir_all(parent).map_err(|e| BundleError::Io(e.to_string()))?;
+            }
+            let got = crate::converge::download_verified(sys, asset, &dest).map_err(BundleError::Fetch)?;
+            let (size, _) = sys
+                .sha256_file(&dest)
+                .map_err(|e| BundleError::Io(e.to_string()))?
+                .ok_or_else(|| BundleError::Io(format!("`{}` vanished after its download", dest.display())))?;
+            done.insert(path.clone(), (size, got.sha256));
+        }
+        let (size, sha256) = done[&path].clone();
+        files.push(Entry { size, sha256, ..p.entry.clone() });
+    }
+    let manifest = Manifest { format: 1, files };
+    sys.write_atomic(&dir.join(MANIFEST), &manifest.to_bytes()).map_err(|e| BundleError::Io(e.to_string()))?;
+    Ok(manifest)
+}
+
+/// What [`create`] made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The manifest written into the bundle.
+    pub manifest: Manifest,
+    /// sha256 of `manifest.json`, lowercase hex; also in [`Created::sha256_file`].
+    pub manifest_sha256: String,
+    /// The file beside the bundle holding `manifest_sha256`: `<out>.manifest.sha256`.
+    pub sha256_file: PathBuf,
+    /// Bytes of all assets together.
+    pub bytes: u64,
+}
+
+/// The file beside a bundle that holds its manifest's sha256:
+/// `bundle.tar` -> `bundle.tar.manifest.sha256`, `bundle/` -> `bundle.manifest.sha256`.
+pub fn sha256_file_of(out: &Path) -> PathBuf {
+    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".manifest.sha256");
+    out.with_file_name(name)
+}
+
+/// Makes a bundle at `out`: a tar when its name ends in `.tar`, else a new
+/// directory. Everything is fetched into a staging directory beside `out`
+/// first, and `out` appears whole or not at all; then the manifest's sha256
+/// is written to [`sha256_file_of`]`(out)`.
+///
+/// # Errors
+/// As [`plan`] and [`fetch_into`]; [`BundleError::Refused`] when `out`
+/// exists already (a bundle is never written over another) or its parent
+/// is not a directory.
+pub fn create(
+    sys: &mut dyn System,
+    github_api: &str,
+    wants: &[Want],
+    arches: &[Arch],
+    out: &Path,
+) -> Result<Created, BundleError> {
+    let planned = plan(wants, arches)?;
+    if out.exists() {
+        return Err(BundleError::Refused(format!(
+            "--out `{}` exists already; a bundle is written to a new path",
+            out.display()
+        )));
+    }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(BundleError::Refused(format!(
+            "--out `{}`: `{}` is not a directory",
+            out.display(),
+            parent.display()
+        )));
+    }
+    let staging = tempfile::Builder::new()
+        .prefix(".llmgw-bundle-")
+        .tempdir_in(parent)
+        .map_err(io_err("cannot stage in", parent))?;
+    let tree = staging.path().join("bundle");
+    fs::create_dir_all(&tree).map_err(io_err("cannot create", &tree))?;
+    let manifest = fetch_into(sys, github_api, &planned, &tree)?;
+    let manifest_bytes = manifest.to_bytes();
+    if out.extension().is_some_and(|x| x == "tar") {
+        let tar = staging.path().join("bundle.tar");
+        write_tar(&tree, &manifest, &tar)?;
+        fs::rename(&tar, out).map_err(io_err("cannot write", out))?;
+    } else {
+        fs::rename(&tree, out).map_err(io_err("cannot write", out))?;
+    }
+    let manifest_sha256 = hex::encode(Sha256::digest(&manifest_bytes));
+    let sha256_file = sha256_file_of(out);
+    fs::write(&sha256_file, format!("{manifest_sha256}\n")).map_err(io_err("cannot write", &sha256_file))?;
+    let bytes = manifest.files_by_path().values().map(|(s, _)| s).sum();
+    Ok(Created { manifest, manifest_sha256, sha256_file, bytes })
+}
+
+/// Writes the bundle in `tree` as a tar at `out`: `manifest.json` first,
+/// then every file in manifest order, mode 0644, owner 0, mtime 0, so that
+/// the same bundle is the same bytes.
+///
+/// # Errors
+/// [`BundleError::Io`].
+pub fn write_tar(tree: &Path, manifest: &Manifest, out: &Path) -> Result<(), BundleError> {
+    let file = fs::File::create(out).map_err(io_err("cannot write", out))?;
+    let mut tar = tar::Builder::new(io::BufWriter::new(file));
+    let header = |size: u64| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_entry_type(tar::EntryType::Regular);
+        h
+    };
+    let bytes = manifest.to_bytes();
+    tar.append_data(&mut header(bytes.len() as u64), MANIFEST, bytes.as_slice())
+        .map_err(io_err("cannot write", out))?;
+    for (path, (size, _)) in manifest.files_by_path() {
+        let src = tree.join(&path);
+        let f = fs::File::open(&src).map_err(io_err("cannot read", &src))?;
+        tar.append_data(&mut header(size), &path, f).map_err(io_err("cannot write", out))?;
+    }
+    let mut w = tar.into_inner().map_err(io_err("cannot write", out))?;
+    w.flush().map_err(io_err("cannot write", out))?;
+    Ok(())
+}
+
+/// What [`import`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    /// Mirror paths placed by this import.
+    pub placed: Vec<String>,
+    /// Mirror paths the mirror already held, byte for byte.
+    pub already: Vec<String>,
+}
+
+/// Imports the bundle at `bundle` (a directory or a tar) into the mirror
+/// directory `mirror`, created if absent (its parent must exist).
+///
+/// In order, before anything enters the mirror: `manifest.json`'s sha256
+/// must be `manifest_sha256` (the one carried apart); the manifest must be
+/// well formed ([`Manifest::from_json`]); every file it lists must be in the
+/// bundle with its size and sha256, and no other file may be; a file the
+/// mirror already holds must be the same bytes. Files are copied into a
+/// staging directory beside the mirror while they are hashed, so what is
+/// checked is what is placed; then each is renamed into place. Importing a
+/// bundle twice places nothing the second time.
+///
+/// # Errors
+/// [`BundleError::Refused`] naming the file (or the manifest) that does not
+/// check out; the mirror is then unchanged. [`BundleError::Io`] when a file
+/// cannot be read or written.
+pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imported, BundleError> {
+    let given = manifest_sha256.trim().to_ascii_lowercase();
+    if given.len() != 64 || !given.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(BundleError::Refused(format!("--manifest-sha256 `{manifest_sha256}` is not 64 hex digits")));
+    }
+    let meta = fs::metadata(bundle).map_err(|e| BundleError::Refused(format!("bundle `{}`: {e}", bundle.display())))?;
+    let parent = mirror.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(BundleError::Refused(format!(
+            "--mirror `{}`: `{}` is not a directory",
+            mirror.display(),
+            parent.display()
+        )));
+    }
+    let staging = tempfile::Builder::new()
+        .prefix(".llmgw-import-")
+        .tempdir_in(parent)
+        .map_err(io_err("cannot stage in", parent))?;
+    let refuse =
+        |what: String| BundleError::Refused(format!("bundle `{}`: {what}; nothing was imported", bundle.display()));
+
+    // Everything the bundle holds, copied into staging and hashed on the way.
+    let staged = if meta.is_dir() {
+        stage_dir(bundle, staging.path()).map_err(&refuse)?
+    } else {
+        stage_tar(bundle, staging.path()).map_err(&refuse)?
+    };
+    let Some((_, got)) = staged.get(MANIFEST) else {
+        return Err(refuse(format!("it holds no {MANIFEST}")));
+    };
+    if got != &given {
+        return Err(refuse(format!(
+            "{MANIFEST} has sha256 {got}, not the {given} given with --manifest-sha256: it is not the manifest that was published"
+        )));
+    }
+    let text = fs::read_to_string(staging.path().join(MANIFEST)).map_err(|e| refuse(format!("{MANIFEST}: {e}")))?;
+    let manifest = Manifest::from_json(&text).map_err(|e| refuse(format!("{MANIFEST}: {e}")))?;
+    let listed = manifest.files_by_path();
+    for (path, (size, sha)) in &listed {
+        match staged.get(path) {
+            None => return Err(refuse(format!("`{path}` is in the manifest and missing from the bundle"))),
+            Some((s, _)) if s != size => {
+                return Err(refuse(format!("`{path}` is {s} bytes; the manifest says {size}")));
+            }
+            Some((_, h)) if h != sha => {
+                return Err(refuse(format!("`{path}` has sha256 {h}; the manifest says {sha}")));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(extra) = staged.keys().find(|p| p.as_str() != MANIFEST && !listed.contains_key(*p)) {
+        return Err(refuse(format!("`{extra}` is in the bundle and not in its manifest")));
+    }
+    // What the mirror already holds must be the same bytes.
+    let mut imported = Imported { placed: vec![], already: vec![] };
+    for (path, (_, sha)) in &listed {
+        let dest = mirror.join(path);
+        if dest.exists() {
+            let (_, h) = hash_file(&dest).map_err(io_err("cannot read", &dest))?;
+            if &h != sha {
+                return Err(refuse(format!(
+                    "the mirror holds `{path}` with sha256 {h}, and the bundle's is {sha}; remove it from the mirror first if it is wrong"
+                )));
+            }
+            imported.already.push(path.clone());
+        } else {
+            imported.placed.push(path.clone());
+        }
+    }
+    for path in &imported.placed {
+        let dest = mirror.join(path);
+        if let Some(dir) = dest.parent() {
+            fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
+        }
+        place(&staging.path().join(path), &dest).map_err(io_err("cannot place", &dest))?;
+    }
+    Ok(imported)
+}
+
+/// Moves a staged file to `dest` atomically: a rename, or where the mirror
+/// is another file system than its parent (a mount point), a copy beside
+/// `dest` renamed over it, so that no reader ever sees half a file.
+fn place(src: &Path, dest: &Path) -> io::Result<()> {
+    match fs::rename(src, dest) {
+        Err(e) if e.kind() == io::ErrorKind::CrossesDevices => {
+            let mut name = dest.file_name().unwrap_or_default().to_os_string();
+            name.push(".llmgw-partial");
+            let tmp = dest.with_file_name(name);
+            fs::copy(src, &tmp)?;
+            fs::File::open(&tmp)?.sync_all()?;
+            fs::rename(&tmp, dest)
+        }
+        other => other,
+    }
+}
+
+/// sha256 and size of a file.
+fn hash_file(path: &Path) -> io::Result<(u64, String)> {
+    crate::archive::sha256_reader(fs::File::open(path)?)
+}
+
+/// Copies `from` into `dest` while hashing it: (bytes, sha256).
+fn copy_hashing(mut from: impl Read, dest: &Path) -> io::Result<(u64, String)> {
+    if let Some(dir) = dest.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let mut out = io::BufWriter::new(fs::File::create(dest)?);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let k = from.read(&mut buf)?;
+        if k == 0 {
+            break;
+        }
+        hasher.update(&buf[..k]);
+        out.write_all(&buf[..k])?;
+        n += k as u64;
+    }
+    out.flush()?;
+    Ok((n, hex::encode(hasher.finalize())))
+}
+
+/// A bundle path as `/`-joined normal components, or why it is refused.
+fn bundle_path(p: &Path) -> Result<String, String> {
+    let mut parts = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str().ok_or_else(|| format!("`{}` is not UTF-8", p.display()))?),
+            Component::CurDir => {}
+            _ => return Err(format!("`{}` would land outside the mirror", p.display())),
+        }
+    }
+    if parts.is_empty() {
+        return Err("an entry has an empty path".into());
+    }
+    Ok(parts.join("/"))
+}
+
+/// Stages every regular file of the directory `dir`; symbolic links and
+/// other special files are refused.
+fn stage_dir(dir: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, String)>, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let listing = fs::read_dir(dir.join(&rel)).map_err(|e| format!("cannot list `{}`: {e}", rel.display()))?;
+        for entry in listing {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let rel = rel.join(entry.file_name());
+            let kind = entry.file_type().map_err(|e| e.to_string())?;
+            if kind.is_dir() {
+                todo.push(rel);
+            } else if kind.is_file() {
+                let name = bundle_path(&rel)?;
+                let f = fs::File::open(entry.path()).map_err(|e| format!("cannot read `{name}`: {e}"))?;
+                out.insert(name.clone(), copy_hashing(f, &staging.join(&name)).map_err(|e| format!("`{name}`: {e}"))?);
+            } else {
+                return Err(format!("`{}` is not a regular file", rel.display()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Stages every file of the tar `path`: only regular files and directories
+/// with plain relative paths are taken; anything else is refused.
+fn stage_tar(path: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, String)>, String> {
+    let file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut tar = tar::Archive::new(io::BufReader::new(file));
+    let mut out = BTreeMap::new();
+    let mut names = BTreeSet::new();
+    for entry in tar.entries().map_err(|e| format!("not a tar: {e}"))? {
+        let entry = entry.map_err(|e| format!("not a tar: {e}"))?;
+        // Directories are not placed as such (`./` of `tar -C dir -cf … .`);
+        // a file's own path makes its parents.
+        if entry.header().entry_type() == tar::EntryType::Directory {
+            continue;
+        }
+        let p = entry.path().map_err(|e| format!("not a tar: {e}"))?.into_owned();
+        let name = bundle_path(&p)?;
+        match entry.header().entry_type() {
+            tar::EntryType::Regular | tar::EntryType::Continuous => {}
+            other => return Err(format!("`{name}` is a {other:?} entry, not a regular file")),
+        }
+        if !names.insert(name.clone()) {
+            return Err(format!("`{name}` is in the tar twice"));
+        }
+        out.insert(name.clone(), copy_hashing(entry, &staging.join(&name)).map_err(|e| format!("`{name}`: {e}"))?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(asset: &str) -> Entry {
+        Entry {
+            engine: Engine::Uv,
+            version: "0.12.20".into(),
+            arch: Arch::Amd64,
+            variant: "x86_64".into(),
+            asset: asset.into(),
+            size: 3,
+            sha256: "ab".repeat(32),
+        }
+    }
+
+    #[test]
+    fn manifests_are_strict_and_name_the_path() {
+        let good = Manifest { format: 1, files: vec![entry("uv-x86_64-unknown-linux-gnu.tar.gz")] };
+        let text = String::from_utf8(good.to_bytes()).unwrap();
+        assert_eq!(Manifest::from_json(&text).unwrap(), good);
+        let bad = text.replace("\"uv\"", "\"ollama\"");
+        assert!(Manifest::from_json(&bad).unwrap_err().starts_with("files[0].engine: unknown engine `ollama`"));
+        let bad = text.replace("uv-x86_64-unknown-linux-gnu.tar.gz", "../x");
+        assert!(Manifest::from_json(&bad).unwrap_err().starts_with("files[0].asset: `../x` is not a plain file name"));
+    }
+
+    #[test]
+    fn a_bundle_plan_is_every_build_per_architecture_and_refuses_python_engines() {
+        let wants = [Want::parse("uv@0.12.20").unwrap(), Want::parse("llama.cpp@b10850").unwrap()];
+        let p = plan(&wants, &[Arch::Amd64, Arch::Arm64]).unwrap();
+        // llama.cpp: amd64 cpu 1 + cuda 2 + 2 + vulkan 1; arm64 cpu 1 + cuda 2 + vulkan 1; uv: 2.
+        assert_eq!(p.len(), 6 + 4 + 2);
+        let e = plan(&[Want::parse("vllm@0.20.1").unwrap()], &[Arch::Amd64]).unwrap_err().to_string();
+        assert!(e.contains("offline bundle does not carry"), "{e}");
+    }
+
+    #[test]
+    fn the_sha256_file_is_beside_the_bundle() {
+        assert_eq!(sha256_file_of(Path::new("/x/b.tar")), Path::new("/x/b.tar.manifest.sha256"));
+        assert_eq!(sha256_file_of(Path::new("b")), Path::new("b.manifest.sha256"));
+    }
+}

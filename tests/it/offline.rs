@@ -1,0 +1,508 @@
+//! Offline sites end to end: `builds`, a bundle created from the fake
+//! publisher, imported into a mirror, and engines installed from that mirror
+//! with the publisher's routes disabled and not one request reaching them;
+//! and every refusal of a bad bundle, with the mirror unchanged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use llmgw::converge::State;
+use llmgw::mock_server::{FakeServer, embedded_catalog};
+use llmgw::offline::bundle::Manifest;
+use llmgw::recipe::Want;
+use llmgw::simulate::Simulation;
+use sha2::{Digest, Sha256};
+
+fn llmgw() -> Command {
+    Command::cargo_bin("llmgw").unwrap()
+}
+
+/// Runs llmgw; (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = llmgw().args(args).output().unwrap();
+    let s = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), s(out.stdout), s(out.stderr))
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Every file under `dir` with its sha256: the tree, byte for byte.
+fn tree(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(listing) = std::fs::read_dir(&d) else { continue };
+        for e in listing.flatten() {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, hex::encode(Sha256::digest(std::fs::read(e.path()).unwrap())));
+            }
+        }
+    }
+    out
+}
+
+/// A bundle made by `llmgw bundle create` from the fake publisher; its
+/// manifest sha256 as printed.
+fn create(publisher: &FakeServer, wants: &[&str], arches: &[&str], out: &Path) -> String {
+    let mut args = vec!["bundle", "create", "--github-api"];
+    let api = publisher.base_url();
+    args.push(&api);
+    for w in wants {
+        args.extend(["--want", w]);
+    }
+    for a in arches {
+        args.extend(["--arch", a]);
+    }
+    args.extend(["--out", p(out)]);
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let printed = stdout.lines().find_map(|l| l.strip_prefix("manifest sha256: ")).expect(&stdout).to_string();
+    let beside = std::fs::read_to_string(llmgw::offline::bundle::sha256_file_of(out)).unwrap();
+    assert_eq!(beside.trim(), printed, "the sha256 printed is the one written beside the bundle");
+    printed
+}
+
+fn import(bundle: &Path, sha: &str, mirror: &Path) -> (i32, String, String) {
+    run(&["bundle", "import", p(bundle), "--manifest-sha256", sha, "--mirror", p(mirror)])
+}
+
+fn manifest_of(dir: &Path) -> Manifest {
+    Manifest::from_json(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn builds_lists_every_build_with_its_assets_and_refuses_python_engines() {
+    let (code, out, _) = run(&["builds", "--engine", "llama.cpp", "--version", "b10850", "--arch", "arm64"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "llama.cpp b10850 for arm64: 3 builds\n\
+         \x20 cpu        llama-b10850-bin-ubuntu-arm64.tar.gz\n\
+         \x20 cuda-13.3  llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz, cudart-llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz\n\
+         \x20 vulkan     llama-b10850-bin-ubuntu-vulkan-arm64.tar.gz\n"
+    );
+    let (code, out, _) =
+        run(&["builds", "--engine", "llama.cpp", "--version", "b10850", "--arch", "amd64", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let variants: Vec<&str> = v["builds"].as_array().unwrap().iter().map(|b| b["variant"].as_str().unwrap()).collect();
+    assert_eq!(variants, ["cpu", "cuda-13.3", "cuda-12.8", "vulkan"]);
+    assert_eq!(v["builds"][1]["assets"].as_array().unwrap().len(), 2, "the build and its CUDA runtime");
+    let (code, _, err) = run(&["builds", "--engine", "ollama", "--version", "0.1.0", "--arch", "amd64"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--engine: unknown engine `ollama`"), "{err}");
+    for engine in ["vllm", "sglang"] {
+        let (code, _, err) = run(&["builds", "--engine", engine, "--version", "0.5.4", "--arch", "amd64"]);
+        assert_eq!(code, 2);
+        assert!(err.contains(&format!("{engine} is installed from PyPI")), "{err}");
+        assert!(err.contains("which an offline bundle does not carry"), "{err}");
+    }
+}
+
+#[test]
+fn round_trip_create_import_and_install_offline_without_a_request_to_the_publisher() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let bundle = t.path().join("llmgw-bundle.tar");
+    let sha = create(&publisher, &["llama.cpp@b10850", "uv@0.12.20"], &["amd64", "arm64"], &bundle);
+
+    // The tar holds the manifest and the assets, and not the manifest's sha256.
+    let mut names = Vec::new();
+    for e in tar::Archive::new(std::fs::File::open(&bundle).unwrap()).entries().unwrap() {
+        names.push(e.unwrap().path().unwrap().to_string_lossy().into_owned());
+    }
+    assert_eq!(names[0], "manifest.json");
+    assert_eq!(names.len(), 1 + 12, "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("sha256")));
+    // The same bundle is the same bytes.
+    let again = t.path().join("again.tar");
+    assert_eq!(create(&publisher, &["uv@0.12.20", "llama.cpp@b10850"], &["arm64", "amd64"], &again), sha);
+    assert_eq!(std::fs::read(&bundle).unwrap(), std::fs::read(&again).unwrap());
+
+    let mirror = t.path().join("mirror");
+    let (code, out, err) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("imported 12 files into the mirror"), "{out}");
+    let imported = tree(&mirror);
+    assert!(imported.contains_key("llama.cpp/b10850/llama-b10850-bin-ubuntu-cuda-13.3-arm64.tar.gz"), "{imported:?}");
+    assert!(imported.contains_key("uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz"));
+    // Idempotent: a second import places nothing and says so.
+    let (code, out, _) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("nothing to import: the mirror"), "{out}");
+    assert_eq!(tree(&mirror), imported);
+    let leftovers: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".llmgw"))
+        .collect();
+    assert!(leftovers.is_empty(), "staging left behind: {leftovers:?}");
+
+    // The control plane's checksums: the manifest's, checked on import.
+    let sums = {
+        let dir = t.path().join("m");
+        let mut tar = tar::Archive::new(std::fs::File::open(&bundle).unwrap());
+        tar.unpack(&dir).unwrap();
+        manifest_of(&dir).sha256_by_asset()
+    };
+    // The site's server: the mirror served, the publisher's routes disabled.
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    site.serve_mirror(&mirror).unwrap();
+    site.disable_publisher();
+    for host in
+        ["h100-ubuntu24.04-driver580.json", "v100.json", "nogpu-debian12.json", "gh200-ubuntu24.04-driver580.json"]
+    {
+        let wants: Vec<Want> = ["llama.cpp@b10850", "uv@0.12.20"]
+            .iter()
+            .map(|w| Want::parse(w).unwrap().offline(&site.mirror_url(), sums.clone()).unwrap())
+            .collect();
+        let mut offline = Simulation::start(super::host(host)).unwrap();
+        let got = offline.converge(&wants);
+        let online = Simulation::start(super::host(host))
+            .unwrap()
+            .converge(&[Want::parse("llama.cpp@b10850").unwrap(), Want::parse("uv@0.12.20").unwrap()]);
+        for (off, on) in got.engines.iter().zip(&online.engines) {
+            assert_eq!((off.state, &off.variant), (on.state, &on.variant), "{host}: {off:?}");
+        }
+        assert_eq!(got.engines[0].state, State::Ready, "{host}: {:?}", got.engines[0]);
+        assert!(
+            offline.server().requests().is_empty(),
+            "{host}: the publisher was asked: {:?}",
+            offline.server().requests()
+        );
+    }
+    assert!(site.publisher_requests().is_empty(), "{:?}", site.publisher_requests());
+    assert!(site.requests().len() >= 4, "the mirror served the installs: {:?}", site.requests());
+}
+
+/// A directory bundle of uv for amd64, its manifest sha256, and a mirror
+/// already holding a llama.cpp import.
+fn bundle_and_mirror(t: &Path) -> (PathBuf, String, PathBuf) {
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let mirror = t.join("mirror");
+    let first = t.join("first");
+    let sha = create(&publisher, &["llama.cpp@b10850:cpu"], &["amd64"], &first);
+    assert_eq!(import(&first, &sha, &mirror).0, 0);
+    let bundle = t.join("bundle");
+    let sha = create(&publisher, &["uv@0.12.20", "llama.cpp@b10850:vulkan"], &["amd64"], &bundle);
+    (bundle, sha, mirror)
+}
+
+#[test]
+fn a_bad_bundle_is_refused_naming_the_file_and_the_mirror_is_unchanged() {
+    type Break = fn(&Path) -> String;
+    let cases: [(&str, Break, &str); 4] = [
+        (
+            "missing",
+            |b| {
+                std::fs::remove_file(b.join("uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz")).unwrap();
+                String::new()
+            },
+            "`uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz` is in the manifest and missing from the bundle",
+        ),
+        (
+            "extra",
+            |b| {
+                std::fs::write(b.join("uv/0.12.20/uv-riscv64.tar.gz"), b"x").unwrap();
+                String::new()
+            },
+            "`uv/0.12.20/uv-riscv64.tar.gz` is in the bundle and not in its manifest",
+        ),
+        (
+            "changed byte",
+            |b| {
+                let f = b.join("llama.cpp/b10850/llama-b10850-bin-ubuntu-vulkan-x64.tar.gz");
+                let mut bytes = std::fs::read(&f).unwrap();
+                bytes[100] ^= 1;
+                std::fs::write(&f, bytes).unwrap();
+                String::new()
+            },
+            "`llama.cpp/b10850/llama-b10850-bin-ubuntu-vulkan-x64.tar.gz` has sha256 ",
+        ),
+        (
+            "unknown engine",
+            |b| {
+                let m = b.join("manifest.json");
+                let text = std::fs::read_to_string(&m).unwrap().replacen("\"uv\"", "\"ollama\"", 1);
+                std::fs::write(&m, &text).unwrap();
+                hex::encode(Sha256::digest(text.as_bytes())) // a manifest vouched for, naming an unknown engine
+            },
+            "manifest.json: files[",
+        ),
+    ];
+    for (what, break_it, says) in cases {
+        let t = tempfile::tempdir().unwrap();
+        let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+        let before = tree(&mirror);
+        let new_sha = break_it(&bundle);
+        let sha = if new_sha.is_empty() { sha } else { new_sha };
+        // The same bundle as a tar.
+        let tar_path = t.path().join("broken.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+        b.append_dir_all(".", &bundle).unwrap();
+        b.into_inner().unwrap();
+        for form in [&bundle, &tar_path] {
+            let (code, out, err) = import(form, &sha, &mirror);
+            assert_eq!(code, 2, "{what}: {out}{err}");
+            assert!(err.contains(says), "{what}: {err}");
+            assert!(err.contains("nothing was imported"), "{what}: {err}");
+            assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
+            assert_eq!(tree(&mirror), before, "{what}: the mirror changed");
+        }
+    }
+}
+
+#[test]
+fn a_manifest_that_is_not_the_one_given_is_refused_and_nothing_imported() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+    let before = tree(&mirror);
+    let wrong = format!("{}{}", if sha.starts_with('0') { "1" } else { "0" }, &sha[1..]);
+    let (code, _, err) = import(&bundle, &wrong, &mirror);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("manifest.json has sha256 {sha}, not the {wrong} given with --manifest-sha256")),
+        "{err}"
+    );
+    let (code, _, err) = import(&bundle, "abc", &mirror);
+    assert_eq!(code, 2);
+    assert!(err.contains("--manifest-sha256 `abc` is not 64 hex digits"), "{err}");
+    assert_eq!(tree(&mirror), before);
+    // And the good one goes in, beside what the mirror held.
+    let (code, out, err) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("imported 2 files"), "{out}");
+    assert_eq!(tree(&mirror).len(), before.len() + 2);
+}
+
+#[test]
+fn a_tar_entry_outside_the_mirror_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let bad = t.path().join("bad.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&bad).unwrap());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(1);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    // `append_data` refuses `..`; write the name into the header directly.
+    h.as_gnu_mut().unwrap().name[..10].copy_from_slice(b"../evil.sh");
+    h.set_cksum();
+    b.append(&h, &b"x"[..]).unwrap();
+    b.finish().unwrap();
+    drop(b);
+    let mirror = t.path().join("mirror");
+    let (code, _, err) = import(&bad, &"0".repeat(64), &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`../evil.sh` would land outside the mirror"), "{err}");
+    assert!(!mirror.exists() && !t.path().join("evil.sh").exists());
+}
+
+#[test]
+fn bundle_create_refuses_python_engines_and_an_existing_out_writing_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("b.tar");
+    let (code, _, err) = run(&["bundle", "create", "--want", "vllm@0.20.1", "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("vllm is installed from PyPI") && err.contains("does not carry"), "{err}");
+    std::fs::write(&out, b"").unwrap();
+    let (code, _, err) = run(&["bundle", "create", "--want", "uv@0.12.20", "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("exists already"), "{err}");
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1, "nothing written");
+}
+
+/// A mirror of uv and llama.cpp for amd64 served by a fake server with the
+/// publisher disabled; the manifest's checksums.
+fn site(t: &Path) -> (FakeServer, BTreeMap<String, String>) {
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let bundle = t.join("bundle");
+    let sha = create(&publisher, &["uv@0.12.20", "llama.cpp@b10850"], &["amd64"], &bundle);
+    let mirror = t.join("mirror");
+    assert_eq!(import(&bundle, &sha, &mirror).0, 0);
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    site.serve_mirror(&mirror).unwrap();
+    site.disable_publisher();
+    (site, manifest_of(&bundle).sha256_by_asset())
+}
+
+#[test]
+fn an_asset_without_the_control_planes_checksum_is_refused_before_any_download() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, mut sums) = site(t.path());
+    sums.retain(|name, _| !name.starts_with("cudart-"));
+    let want = Want::parse("llama.cpp@b10850").unwrap().offline(&site.mirror_url(), sums).unwrap();
+    let mut sim = Simulation::start(super::host("h100-ubuntu24.04-driver580.json")).unwrap();
+    let s = sim.converge(&[want]).engines.remove(0);
+    // Both CUDA builds lack their runtime's checksum: refused unfetched; Vulkan installs.
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")), "{s:?}");
+    for a in &s.attempts[..2] {
+        assert!(a.reason.contains("offline_sha256 holds none for it"), "{}", a.reason);
+    }
+    let fetched: Vec<_> = site.requests().into_iter().map(|(_, p)| p).collect();
+    assert!(fetched.iter().all(|p| p.contains("vulkan")), "only the vulkan archive was downloaded: {fetched:?}");
+    assert!(sim.server().requests().is_empty());
+}
+
+#[test]
+fn an_offline_python_engine_is_unsupported_in_words_and_asks_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let want = Want::parse("vllm@0.20.1").unwrap().offline(&site.mirror_url(), sums).unwrap();
+    let mut sim = Simulation::start(super::host("h100-ubuntu24.04-driver580.json")).unwrap();
+    let s = sim.converge(&[want]).engines.remove(0);
+    assert_eq!(s.state, State::Unsupported);
+    assert!(s.detail.contains("vllm is installed from PyPI, which an offline mirror does not carry"), "{}", s.detail);
+    assert!(sim.server().requests().is_empty() && site.requests().is_empty());
+}
+
+#[test]
+fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let host = super::host_path("v100.json");
+    let sums_file = t.path().join("sums.json");
+    std::fs::write(&sums_file, serde_json::to_vec(&sums).unwrap()).unwrap();
+    let (code, out, err) = run(&[
+        "simulate",
+        "--host",
+        p(&host),
+        "--want",
+        "llama.cpp@b10850",
+        "--offline-base",
+        &site.mirror_url(),
+        "--offline-sha256",
+        p(&sums_file),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("llama.cpp@b10850: ready vulkan"), "{out}");
+
+    let wants = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": sums},
+    ]});
+    let wants_file = t.path().join("wants.json");
+    std::fs::write(&wants_file, wants.to_string()).unwrap();
+    let (code, out, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("uv@0.12.20: ready x86_64"), "{out}");
+    assert!(site.publisher_requests().is_empty(), "{:?}", site.publisher_requests());
+
+    // Bad offline input: one line naming where.
+    let bad = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": {"a.tar.gz": "00"}},
+    ]});
+    std::fs::write(&wants_file, bad.to_string()).unwrap();
+    let (code, _, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"), "{err}");
+    let (code, _, err) =
+        run(&["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "ftp://mirror"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--offline-sha256"), "{err}");
+}
+
+#[test]
+fn the_matrix_offline_rows_show_the_same_variants_as_online() {
+    use llmgw::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/expected.json")).unwrap();
+    let golden = ExpectedFile::from_json(&text).unwrap();
+    let by: BTreeMap<(&str, &str), _> = golden.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
+    let hosts: Vec<(String, llmgw::host::Host)> =
+        OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
+    let cells = run_offline(&hosts, &llmgw::simulate::default_wants(), embedded_catalog(), None).unwrap();
+    assert_eq!(cells.len(), OFFLINE_HOSTS.len() * 2, "llama.cpp and uv on each host");
+    for c in &cells {
+        let online = by[&(c.host.strip_suffix(" (offline)").unwrap(), c.want.as_str())];
+        assert!(
+            c.outcome().same_outcome(online),
+            "{} {}: offline {:?}, online {online:?}",
+            c.host,
+            c.want,
+            c.outcome()
+        );
+        assert!(c.outcome().same_outcome(by[&(c.host.as_str(), c.want.as_str())]), "the golden offline row");
+    }
+    assert!(cells.iter().any(|c| c.host == offline_id("nogpu-ubuntu24.04-arm64") && c.status.state == State::Ready));
+}
+
+#[test]
+fn a_publisher_file_that_does_not_match_its_digest_makes_no_bundle() {
+    let mut catalog = embedded_catalog().clone();
+    let uv = catalog.releases.iter_mut().find(|r| r.repo == "astral-sh/uv").unwrap();
+    uv.assets.iter_mut().find(|a| a.name == "uv-x86_64-unknown-linux-gnu.tar.gz").unwrap().tampered = true;
+    let publisher = FakeServer::start(&catalog).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("b.tar");
+    let api = publisher.base_url();
+    let (code, _, err) = run(&[
+        "bundle",
+        "create",
+        "--github-api",
+        &api,
+        "--want",
+        "llama.cpp@b10850:cpu",
+        "--want",
+        "uv@0.12.20",
+        "--arch",
+        "amd64",
+        "--out",
+        p(&out),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("uv-x86_64-unknown-linux-gnu.tar.gz: sha256 ") && err.contains("no bundle was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "nothing written, not even staging");
+}
+
+#[test]
+fn a_mirror_file_changed_after_import_is_not_installed() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let bundle = t.path().join("bundle");
+    let sha = create(&publisher, &["uv@0.12.20"], &["amd64"], &bundle);
+    let mirror = t.path().join("mirror");
+    assert_eq!(import(&bundle, &sha, &mirror).0, 0);
+    let f = mirror.join("uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz");
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[50] ^= 1;
+    std::fs::write(&f, bytes).unwrap();
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    site.serve_mirror(&mirror).unwrap();
+    site.disable_publisher();
+    let want = Want::parse("uv@0.12.20").unwrap().offline(&site.mirror_url(), manifest_of(&bundle).sha256_by_asset());
+    let mut sim = Simulation::start(super::host("v100.json")).unwrap();
+    let s = sim.converge(&[want.unwrap()]).engines.remove(0);
+    assert_eq!(s.state, State::Failed);
+    assert!(s.attempts[0].reason.contains("does not match"), "{}", s.attempts[0].reason);
+    assert!(sim.server().requests().is_empty() && site.publisher_requests().is_empty());
+}
+
+#[test]
+fn provision_takes_the_offline_flags_and_refuses_them_half_given() {
+    let host = super::host_path("v100.json");
+    let (code, _, err) =
+        run(&["provision", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "http://mirror.internal"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--offline-sha256"), "{err}");
+    let (code, _, err) = run(&[
+        "provision",
+        "--host",
+        p(&host),
+        "--want",
+        "uv@0.12.20",
+        "--offline-base",
+        "http://mirror.internal",
+        "--offline-sha256",
+        "/nonexistent/sums.json",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--offline-sha256: cannot read `/nonexistent/sums.json`"), "{err}");
+}
