@@ -32,7 +32,8 @@ fn failing_mirror(times: Option<u64>) -> Catalog {
     c.faults.push(Fault {
         release: "ggml-org/llama.cpp@b10850".into(),
         asset: None,
-        status: 404,
+        status: Some(404),
+        body: None,
         times,
         retry_after_secs: None,
         rate_limit_reset_in_secs: None,
