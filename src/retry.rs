@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::system::{Downloaded, HttpResponse, SysError, System, Wait};
+use crate::system::{Downloaded, FetchJob, Fetched, HttpResponse, SysError, System, Wait};
 
 /// Attempts of one request, the first included.
 pub const ATTEMPTS: u32 = 5;
@@ -106,10 +106,44 @@ pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<
 /// # Errors
 /// The last [`SysError`], with `(after N attempts)` when it was retried.
 pub fn download(sys: &mut dyn System, what: &str, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+    attempts(sys, what, None, |sys| {
+        sys.remove(dest)?;
+        sys.download(url, dest)
+    })
+}
+
+/// Downloads and unpacks one archive as [`System::fetch_unpack`] does,
+/// into its emptied directory each time, starting over after a transient
+/// status or a broken connection. `first` is the result of a first attempt
+/// already made (the jobs of a build are first tried side by side).
+///
+/// # Errors
+/// As [`download`].
+pub fn fetch_unpack(
+    sys: &mut dyn System,
+    what: &str,
+    job: &FetchJob,
+    first: Option<Result<Fetched, SysError>>,
+) -> Result<Fetched, SysError> {
+    attempts(sys, what, first, |sys| {
+        sys.remove(&job.into)?;
+        sys.create_dir_all(&job.into)?;
+        sys.fetch_unpack(std::slice::from_ref(job)).pop().expect("one result per job")
+    })
+}
+
+/// Runs `attempt` until it succeeds, fails for good, or has failed
+/// [`ATTEMPTS`] times, waiting between tries; `first`, when given, stands
+/// for the first try.
+fn attempts<T>(
+    sys: &mut dyn System,
+    what: &str,
+    mut first: Option<Result<T, SysError>>,
+    mut attempt_once: impl FnMut(&mut dyn System) -> Result<T, SysError>,
+) -> Result<T, SysError> {
     let mut attempt = 1;
     loop {
-        sys.remove(dest)?;
-        let result = sys.download(url, dest);
+        let result = first.take().unwrap_or_else(|| attempt_once(sys));
         let wait = match &result {
             Err(SysError::Http { status, wait, .. }) if transient(*status, wait) => *wait,
             Err(SysError::Network(_)) => Wait::default(),

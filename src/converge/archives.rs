@@ -1,8 +1,11 @@
-//! A build from release archives: every asset downloaded and checked
-//! against GitHub's digest, then unpacked in order into the staging tree.
+//! A build from release archives: every asset downloaded, checked against
+//! GitHub's digest and unpacked in one pass over its bytes, the assets side
+//! by side, each into a directory of its own; then put together in order
+//! into the staging tree. Nothing is run or committed before every digest
+//! matched.
 
-use super::{Built, Config, Paths, Releases, download_verified, release_of};
-use crate::system::System;
+use super::{Built, Config, Paths, Releases, release_of, verified_twice};
+use crate::system::{FetchJob, System};
 
 /// Fetches, verifies and unpacks `assets` of release `tag` of `repo` into
 /// the staging tree of `paths`.
@@ -20,19 +23,34 @@ pub(super) fn fetch_and_unpack(
     paths: &Paths,
 ) -> Result<Built, String> {
     let release = release_of(sys, cfg, releases, repo, tag)?;
-    let (downloads, tree) = (paths.downloads(), paths.tree());
-    sys.create_dir_all(&tree).map_err(|e| e.to_string())?;
-    // Every asset verified before any is unpacked: nothing unverified is
-    // ever written into the tree, let alone run.
-    let mut digests = Vec::new();
-    for name in assets {
+    // Every asset and its digest known before a byte is fetched.
+    let mut wanted = Vec::new();
+    for (i, name) in assets.iter().enumerate() {
         let asset = release.asset(name).map_err(|e| e.to_string())?;
-        digests.push(download_verified(sys, asset, &downloads.join(name))?);
+        asset.sha256().map_err(|e| e.to_string())?;
+        wanted.push((asset, FetchJob { url: asset.browser_download_url.clone(), into: paths.unpacked(i) }));
     }
+    for (_, job) in &wanted {
+        sys.create_dir_all(&job.into).map_err(|e| e.to_string())?;
+    }
+    let jobs: Vec<FetchJob> = wanted.iter().map(|(_, job)| job.clone()).collect();
+    let firsts = sys.fetch_unpack(&jobs);
     let mut files = Vec::new();
-    for name in assets {
-        let placed = sys.unpack(&downloads.join(name), &tree).map_err(|e| format!("unpacking {name}: {e}"))?;
-        files.extend(placed);
+    let mut digests = Vec::new();
+    for ((asset, job), first) in wanted.iter().zip(firsts) {
+        let name = &asset.name;
+        let (digest, unpacked) = verified_twice(sys, asset, Some(first), |sys, first| {
+            let got =
+                crate::retry::fetch_unpack(sys, name, job, first).map_err(|e| format!("downloading {name}: {e}"))?;
+            Ok((got.bytes, got.sha256, got.unpacked))
+        })?;
+        // The publisher's own bytes, refused: an archive llmgw will not unpack.
+        files.extend(unpacked.map_err(|e| format!("unpacking {name}: {e}"))?);
+        digests.push(digest);
+    }
+    let tree = paths.tree();
+    for (_, job) in &wanted {
+        sys.merge_into(&job.into, &tree).map_err(|e| e.to_string())?;
     }
     Ok(Built { files: crate::archive::last_write_wins(files), assets: digests, depends_on: vec![] })
 }

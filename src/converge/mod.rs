@@ -435,25 +435,47 @@ pub(crate) fn download_verified(
     dest: &Path,
 ) -> Result<record::AssetDigest, String> {
     let name = &asset.name;
+    verified_twice(sys, asset, None::<()>, |sys, _| {
+        let got = crate::retry::download(sys, name, &asset.browser_download_url, dest)
+            .map_err(|e| format!("downloading {name}: {e}"))?;
+        Ok((got.bytes, got.sha256, ()))
+    })
+    .map(|(digest, ())| digest)
+}
+
+/// Fetches an asset with `fetch` (size in bytes, sha256, and what else it
+/// gave) and checks it against the digest vouched for it, once more when
+/// they differ: a body cut or changed on the way is not the publisher's
+/// file, and the same wrong bytes twice fail, naming both digests. `first`
+/// is passed to the first call of `fetch` (a first attempt already made).
+pub(crate) fn verified_twice<F, T>(
+    sys: &mut dyn System,
+    asset: &release::Asset,
+    first: Option<F>,
+    mut fetch: impl FnMut(&mut dyn System, Option<F>) -> Result<(u64, String, T), String>,
+) -> Result<(record::AssetDigest, T), String> {
+    let name = &asset.name;
     let expected = asset.sha256().map_err(|e| e.to_string())?;
-    let fetch = |sys: &mut dyn System| {
-        crate::retry::download(sys, name, &asset.browser_download_url, dest)
-            .map_err(|e| format!("downloading {name}: {e}"))
+    let whose = match asset.digest_from {
+        release::DigestFrom::Publisher => "the publisher's digest",
+        release::DigestFrom::ControlPlane => "the control plane's offline_sha256",
     };
-    let mut got = fetch(sys)?;
-    if got.sha256 != expected {
-        // Once more: a body cut or changed on the way is not the publisher's
-        // file. The same wrong bytes twice fail, naming both digests.
-        tracing::warn!("{name}: sha256 {} is not the publisher's {expected}; downloading it again", got.sha256);
-        got = fetch(sys)?;
+    let mut got = fetch(sys, first)?;
+    if got.1 != expected {
+        tracing::warn!("{name}: sha256 {} is not {whose} {expected}; downloading it again", got.1);
+        got = fetch(sys, None)?;
     }
-    if got.sha256 != expected {
+    if got.1 != expected {
+        let expected_size = match asset.size {
+            0 => String::new(),
+            size => format!(", {size} expected"),
+        };
         return Err(format!(
-            "{name}: sha256 {} does not match the publisher's digest {expected}, downloaded twice ({} bytes received, {} expected)",
-            got.sha256, got.bytes, asset.size
+            "{name}: sha256 {} does not match {whose} {expected}, downloaded twice ({} bytes received{expected_size})",
+            got.1, got.0
         ));
     }
-    Ok(record::AssetDigest { name: name.clone(), sha256: expected })
+    Ok((record::AssetDigest { name: name.clone(), sha256: expected }, got.2))
 }
 
 /// `the OS package gcc`, `the OS packages libgomp1, libvulkan1`.

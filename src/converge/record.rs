@@ -5,7 +5,7 @@
 //! ```text
 //! <engines>/<engine>/<version>-<variant>/        the unpacked build (committed by rename)
 //! <engines>/<engine>/<version>-<variant>.json    its install record, written last
-//! <engines>/.staging/<engine>-<version>-<variant>/{downloads,tree}   work in progress
+//! <engines>/.staging/<engine>-<version>-<variant>/{downloads,unpacked,tree}   work in progress
 //! ```
 //!
 //! A directory without its record is not an install: a crash between the
@@ -80,6 +80,12 @@ impl Paths {
     /// Where the assets are downloaded to.
     pub fn downloads(&self) -> PathBuf {
         self.staging.join("downloads")
+    }
+
+    /// Where the `i`-th asset of an archive build is unpacked, apart from
+    /// the others, before they are put together in [`Paths::tree`].
+    pub fn unpacked(&self, i: usize) -> PathBuf {
+        self.staging.join("unpacked").join(i.to_string())
     }
 
     /// Where the assets are unpacked to, renamed to [`Paths::install`] on commit.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::{DirEntry, Downloaded, HttpResponse, SysError, UnpackedFile};
+use super::{DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, SysError, UnpackedFile};
 use crate::archive::{self, Limits};
 
 /// An HTTP client and the local file system.
@@ -28,6 +28,34 @@ pub struct Local {
     /// A limit on each request (connect, headers, each read of the body)
     /// tighter than the client's, in place of it.
     request_timeout: Option<Duration>,
+}
+
+/// Bytes read from the network at a time, and handed to the unpacker.
+pub const CHUNK_BYTES: usize = 256 * 1024;
+/// Chunks waiting between the reader and the unpacker, at most: with
+/// [`CHUNK_BYTES`], 4 MiB in flight per archive.
+pub const PIPE_CHUNKS: usize = 16;
+
+/// The reading end of the pipe between a download and its unpacker.
+struct Chunks {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(next) => (self.chunk, self.at) = (next, 0),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// `User-Agent` sent with every request; GitHub refuses requests without one.
@@ -118,14 +146,7 @@ impl Local {
         dest: &Path,
         progress: &mut dyn FnMut(u64, Option<u64>),
     ) -> Result<Downloaded, SysError> {
-        let mut resp = self.get(url, "application/octet-stream")?;
-        let status = resp.status();
-        if !status.is_success() {
-            let wait = wait_of(resp.headers());
-            let mut body = Vec::new();
-            let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
-            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body), wait });
-        }
+        let mut resp = self.body(url)?;
         let total = resp.content_length();
         let mut out = fs::OpenOptions::new()
             .write(true)
@@ -151,11 +172,114 @@ impl Local {
         Ok(Downloaded { bytes, sha256: hex::encode(hasher.finalize()) })
     }
 
-    /// See [`super::System::unpack`].
-    pub fn unpack(&self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
-        let f = fs::File::open(archive).map_err(|e| SysError::io("open", archive, &e))?;
-        archive::unpack_tar_gz(std::io::BufReader::new(f), into, Limits::default())
-            .map_err(|e| SysError::Archive(e.to_string()))
+    /// A successful response whose body is to be read, or the error status
+    /// as [`SysError::Http`] with the server's message.
+    fn body(&self, url: &str) -> Result<reqwest::blocking::Response, SysError> {
+        let mut resp = self.get(url, "application/octet-stream")?;
+        let status = resp.status();
+        if !status.is_success() {
+            let wait = wait_of(resp.headers());
+            let mut body = Vec::new();
+            let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
+            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body), wait });
+        }
+        Ok(resp)
+    }
+
+    /// See [`super::System::fetch_unpack`]: each job on a thread of its
+    /// own, calling `progress(job, bytes so far, total bytes when the server
+    /// said)` as its body arrives.
+    pub fn fetch_unpack(
+        &self,
+        jobs: &[FetchJob],
+        progress: &(dyn Fn(usize, u64, Option<u64>) + Sync),
+    ) -> Vec<Result<Fetched, SysError>> {
+        if let [job] = jobs {
+            return vec![self.fetch_unpack_one(job, &|done, total| progress(0, done, total))];
+        }
+        std::thread::scope(|s| {
+            let running: Vec<_> = jobs
+                .iter()
+                .enumerate()
+                .map(|(i, job)| s.spawn(move || self.fetch_unpack_one(job, &|done, total| progress(i, done, total))))
+                .collect();
+            running.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        })
+    }
+
+    /// One archive in one pass, on two threads: this one reads the body and
+    /// hashes it, the other inflates and unpacks what it is handed (at
+    /// most [`PIPE_CHUNKS`] chunks of [`CHUNK_BYTES`] in between, so memory
+    /// does not grow with the archive). When unpacking stops early, the
+    /// rest of the body is still read and hashed.
+    fn fetch_unpack_one(&self, job: &FetchJob, progress: &dyn Fn(u64, Option<u64>)) -> Result<Fetched, SysError> {
+        let mut resp = self.body(&job.url)?;
+        let total = resp.content_length();
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_CHUNKS);
+            let into = job.into.as_path();
+            let unpacker = s.spawn(move || {
+                let chunks = Chunks { rx, chunk: Vec::new(), at: 0 };
+                archive::unpack_tar_gz(chunks, into, Limits::default()).map_err(|e| e.to_string())
+            });
+            let mut hasher = Sha256::new();
+            let mut bytes = 0u64;
+            let mut pipe = Some(tx);
+            let read = loop {
+                let mut buf = vec![0u8; CHUNK_BYTES];
+                let n = match resp.read(&mut buf) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => n,
+                    Err(e) => break Err(SysError::Network(format!("the download broke off: {e}"))),
+                };
+                buf.truncate(n);
+                hasher.update(&buf);
+                bytes += n as u64;
+                progress(bytes, total);
+                // The unpacker hung up (done or refused): hash the rest alone.
+                if pipe.as_ref().is_some_and(|p| p.send(buf).is_err()) {
+                    pipe = None;
+                }
+            };
+            drop(pipe);
+            let unpacked = unpacker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            read?;
+            Ok(Fetched { bytes, sha256: hex::encode(hasher.finalize()), unpacked })
+        })
+    }
+
+    /// See [`super::System::merge_into`].
+    pub fn merge_into(&self, from: &Path, into: &Path) -> Result<(), SysError> {
+        let empty = fs::read_dir(into).map(|mut d| d.next().is_none());
+        match empty {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return self.rename(from, into),
+            Ok(true) => {
+                fs::remove_dir(into).map_err(|e| SysError::io("remove", into, &e))?;
+                return self.rename(from, into);
+            }
+            _ => {}
+        }
+        let mut entries: Vec<_> = fs::read_dir(from)
+            .map_err(|e| SysError::io("read", from, &e))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| SysError::io("read", from, &e))?;
+        entries.sort();
+        for name in entries {
+            let (src, dst) = (from.join(&name), into.join(&name));
+            let src_dir = fs::symlink_metadata(&src).is_ok_and(|m| m.is_dir());
+            match fs::symlink_metadata(&dst) {
+                // Both real directories (never a link followed): merge inside.
+                Ok(m) if m.is_dir() && src_dir => self.merge_into(&src, &dst)?,
+                Ok(m) if m.is_dir() => self.remove(&dst)?,
+                Ok(_) => fs::remove_file(&dst).map_err(|e| SysError::io("replace", &dst, &e))?,
+                Err(_) => {}
+            }
+            if fs::symlink_metadata(&src).is_ok() {
+                self.rename(&src, &dst)?;
+            }
+        }
+        self.remove(from)
     }
 
     /// Unpacks the wheel `bytes` into the existing directory `into` through

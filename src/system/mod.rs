@@ -117,6 +117,30 @@ pub struct Downloaded {
     pub sha256: String,
 }
 
+/// One archive to download and unpack in a single pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchJob {
+    /// Where the archive is (redirects are followed).
+    pub url: String,
+    /// The existing, empty directory it unpacks into.
+    pub into: PathBuf,
+}
+
+/// What one pass over an archive's bytes gave: the body's size and digest,
+/// and what unpacking it did. The digest covers the whole body even when
+/// unpacking stopped early (the rest is read and hashed), so a refusal can
+/// be told apart from a body damaged on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// Bytes of the body received.
+    pub bytes: u64,
+    /// sha256 of the body, lowercase hex.
+    pub sha256: String,
+    /// The regular files placed, sorted by path; or why the archive was
+    /// refused or could not be read (what it placed stays for the caller).
+    pub unpacked: Result<Vec<UnpackedFile>, String>,
+}
+
 /// One regular file an archive placed, with its digest.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct UnpackedFile {
@@ -202,10 +226,19 @@ pub trait System {
     /// with sha256 on the way. An HTTP error status is [`SysError::Http`].
     fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError>;
 
-    /// Unpacks the `.tar.gz` at `archive` into the existing directory
-    /// `into`, refusing any entry that would land outside it, and returns
-    /// the regular files placed, sorted by path.
-    fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError>;
+    /// Downloads and unpacks each `.tar.gz` of `jobs` in one pass over its
+    /// bytes (sha256 computed on the way, nothing kept of the archive
+    /// itself), the jobs side by side; one result per job, in order. An
+    /// entry that would land outside `into` is refused (see
+    /// [`crate::archive`]). An HTTP error status is [`SysError::Http`], a
+    /// connection that breaks off [`SysError::Network`].
+    fn fetch_unpack(&mut self, jobs: &[FetchJob]) -> Vec<Result<Fetched, SysError>>;
+
+    /// Moves everything under `from` into the directory `into` (made when
+    /// missing), a file of `from` replacing one of the same path, then
+    /// removes `from`: the assets of one build unpacked apart, put together
+    /// in order.
+    fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError>;
 
     /// Size in bytes and sha256 (lowercase hex) of a file, read once;
     /// `None` when it does not exist.

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::local::Local;
-use super::{Cmd, DirEntry, Downloaded, HttpResponse, Output, SysError, System, UnpackedFile};
+use super::{Cmd, DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, Output, SysError, System};
 
 /// What a download shows while it runs; the library never draws, the
 /// command line decides how (a progress bar on a terminal, nothing on a pipe).
@@ -77,8 +77,29 @@ impl System for RealSystem {
         result
     }
 
-    fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
-        self.local.unpack(archive, into)
+    fn fetch_unpack(&mut self, jobs: &[FetchJob]) -> Vec<Result<Fetched, SysError>> {
+        // One bar for the jobs together: the sum of their bytes.
+        let what = jobs
+            .iter()
+            .map(|j| j.url.rsplit('/').next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.reporter.start(&what, None);
+        let seen = std::sync::Mutex::new((vec![0u64; jobs.len()], vec![None::<u64>; jobs.len()]));
+        let reporter = std::sync::Mutex::new(&mut self.reporter);
+        let results = self.local.fetch_unpack(jobs, &|i, done, total| {
+            let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            (seen.0[i], seen.1[i]) = (done, total);
+            let sum = seen.0.iter().sum();
+            let all = seen.1.iter().try_fold(0u64, |acc, t| t.map(|t| acc + t));
+            reporter.lock().unwrap_or_else(std::sync::PoisonError::into_inner).advance(sum, all);
+        });
+        self.reporter.finish();
+        results
+    }
+
+    fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError> {
+        self.local.merge_into(from, into)
     }
 
     fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {

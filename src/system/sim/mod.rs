@@ -19,7 +19,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::local::Local;
-use super::{Cmd, DirEntry, Downloaded, HttpResponse, Output, SysError, System, UnpackedFile};
+use super::{Cmd, DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, Output, SysError, System};
 use crate::host::Host;
 
 /// The simulated clock's start: 2026-11-01T00:00:00Z, in seconds since the
@@ -156,11 +156,27 @@ impl System for SimSystem {
         Ok(got)
     }
 
-    fn unpack(&mut self, archive: &Path, into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+    fn fetch_unpack(&mut self, jobs: &[FetchJob]) -> Vec<Result<Fetched, SysError>> {
+        for _ in jobs {
+            self.change();
+        }
+        let results = self.local.fetch_unpack(jobs, &|_, _, _| {});
+        // The disk is charged in job order, whatever order they finished in.
+        results
+            .into_iter()
+            .zip(jobs)
+            .map(|(r, job)| {
+                let got = r?;
+                let unpacked: u64 = got.unpacked.as_ref().map_or(0, |f| f.iter().map(|f| f.bytes).sum());
+                self.wrote(unpacked, &job.into)?;
+                Ok(got)
+            })
+            .collect()
+    }
+
+    fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError> {
         self.change();
-        let files = self.local.unpack(archive, into)?;
-        self.wrote(files.iter().map(|f| f.bytes).sum(), into)?;
-        Ok(files)
+        self.local.merge_into(from, into)
     }
 
     fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
