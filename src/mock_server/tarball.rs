@@ -29,9 +29,13 @@ const DIR_MODE: u32 = 0o755;
 /// 0755, text files their text with mode 0644 (a file with neither is empty);
 /// GNU headers, uid and gid 0, empty user and group names. The gzip header
 /// carries no file name and mtime 0, compression level 6 (the default).
+/// An asset with its `archive` given is those bytes as they are.
 ///
 /// [`ElfStub::to_bytes`]: crate::system::sim::stub::ElfStub::to_bytes
 pub fn build(asset: &Asset, mtime: u64) -> Vec<u8> {
+    if let Some(bytes) = &asset.archive {
+        return bytes.clone();
+    }
     let gz = GzBuilder::new().mtime(0).write(Vec::new(), Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut dirs = BTreeSet::new();
@@ -152,6 +156,7 @@ mod tests {
             wheel: None,
             tampered: false,
             delay_ms: 0,
+            archive: None,
         }
     }
 

@@ -128,6 +128,11 @@ pub struct Asset {
     /// mirror, for tests that interrupt a download.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    /// The archive's bytes as they are, in place of one built from `files`
+    /// (GitHub's digest is of these): a hostile archive, for tests. Not read
+    /// from `mocks/`.
+    #[serde(skip)]
+    pub archive: Option<Vec<u8>>,
 }
 
 fn is_zero(n: &u64) -> bool {

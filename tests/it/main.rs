@@ -8,6 +8,7 @@ mod cli;
 mod discover;
 mod edges;
 mod faults;
+mod fuzz_seeds;
 mod gpu_check;
 mod invariants;
 mod matrix;
@@ -15,6 +16,7 @@ mod offline;
 mod outcomes;
 mod python_engines;
 mod real;
+mod reliability;
 mod rerun;
 
 use std::path::PathBuf;

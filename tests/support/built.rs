@@ -10,7 +10,15 @@ pub fn raw(path: &str, bytes: &[u8]) -> File {
 
 /// An asset of `files` under `llama-b10850/`.
 pub fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset { name: name.into(), top: "llama-b10850".into(), files, wheel: None, tampered: false, delay_ms: 0 }
+    Asset {
+        name: name.into(),
+        top: "llama-b10850".into(),
+        files,
+        wheel: None,
+        tampered: false,
+        delay_ms: 0,
+        archive: None,
+    }
 }
 
 /// The backend modules beside `llama-server`: the baseline CPU backend and,
