@@ -108,15 +108,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 create_dir(&target)?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                if let Some(parent) = target.parent() {
-                    create_dir(parent)?;
-                }
-                remove_existing(&target, &raw)?;
-                let budget = limits.max_bytes - total;
-                let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
-                total += bytes;
-                set_mode(&target, mode)?;
-                files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
+                files.push(place_file(&mut entry, &target, &rel, &raw, mode, limits, &mut total)?);
             }
             tar::EntryType::Symlink => {
                 let link = entry
@@ -225,15 +217,8 @@ pub fn unpack_wheel(
             create_dir(&target)?;
             continue;
         }
-        if let Some(parent) = target.parent() {
-            create_dir(parent)?;
-        }
-        remove_existing(&target, &raw)?;
-        let budget = limits.max_bytes - total;
-        let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
-        total += bytes;
-        set_mode(&target, unix.map_or(0o644, |m| m & 0o777))?;
-        files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
+        let mode = unix.map_or(0o644, |m| m & 0o777);
+        files.push(place_file(&mut entry, &target, &rel, &raw, mode, limits, &mut total)?);
     }
     Ok(last_write_wins(files))
 }
@@ -328,6 +313,29 @@ fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
         Ok(_) => fs::remove_file(p).map_err(|source| UnpackError::Io { op: "replace", path: p.to_path_buf(), source }),
         Err(_) => Ok(()),
     }
+}
+
+/// Writes the regular file `rel` (named `raw` in the archive) at `target`
+/// from `reader`, replacing what an earlier entry put there, with `mode`'s
+/// permission bits; `total` (bytes unpacked so far) grows by its size, and
+/// past `limits` it is refused.
+fn place_file(
+    reader: &mut impl Read,
+    target: &Path,
+    rel: &Path,
+    raw: &str,
+    mode: u32,
+    limits: Limits,
+    total: &mut u64,
+) -> Result<UnpackedFile, UnpackError> {
+    if let Some(parent) = target.parent() {
+        create_dir(parent)?;
+    }
+    remove_existing(target, raw)?;
+    let (bytes, sha256) = write_file(reader, target, limits.max_bytes - *total, limits.max_bytes)?;
+    *total += bytes;
+    set_mode(target, mode)?;
+    Ok(UnpackedFile { path: slash_path(rel), bytes, sha256 })
 }
 
 fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {

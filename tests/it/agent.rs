@@ -8,6 +8,7 @@
 //! has a runtime of its own); the loop runs its passes on the blocking pool,
 //! during which the paused clock stands still.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -378,22 +379,27 @@ fn wait_for_pass(status: &std::path::Path, n: u64) -> AgentStatus {
     panic!("no pass {n} in `{}` within a minute", status.display());
 }
 
+/// `llmgw agent` on a simulated V100, reading `wants` every `watch_secs`.
+fn spawn_agent(wants: &Path, status: &Path, watch_secs: u64) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["agent", "--watch-secs", &watch_secs.to_string(), "--wants"])
+        .arg(wants)
+        .arg("--host")
+        .arg(super::host_path("v100.json"))
+        .arg("--status-file")
+        .arg(status)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn the_agent_rereads_its_wants_on_sighup_and_exits_0_on_sigterm() {
     use rustix::process::{Pid, Signal, kill_process};
     let dir = tempfile::tempdir().unwrap();
     let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
     std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
-        .args(["agent", "--watch-secs", "3600", "--wants"])
-        .arg(&wants)
-        .arg("--host")
-        .arg(super::host_path("v100.json"))
-        .arg("--status-file")
-        .arg(&status)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_agent(&wants, &status, 3600);
     let pid = Pid::from_child(&child);
     assert_eq!(wait_for_pass(&status, 1).engines.len(), 1);
     std::fs::write(
@@ -414,16 +420,7 @@ fn a_change_of_the_wants_file_is_seen_without_a_signal() {
     let dir = tempfile::tempdir().unwrap();
     let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
     std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
-        .args(["agent", "--watch-secs", "1", "--wants"])
-        .arg(&wants)
-        .arg("--host")
-        .arg(super::host_path("v100.json"))
-        .arg("--status-file")
-        .arg(&status)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_agent(&wants, &status, 1);
     wait_for_pass(&status, 1);
     std::fs::write(&wants, r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}]}"#).unwrap();
     let second = wait_for_pass(&status, 2);

@@ -78,13 +78,7 @@ fn a_500_every_time_fails_after_five_attempts_leaving_nothing() {
 #[test]
 fn a_changed_byte_is_downloaded_again_then_refused_naming_both_digests() {
     let mut catalog = embedded_catalog().clone();
-    let asset = catalog
-        .releases
-        .iter_mut()
-        .flat_map(|r| r.assets.iter_mut())
-        .find(|a| a.name == "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz")
-        .unwrap();
-    asset.tampered = true;
+    super::asset_mut(&mut catalog, "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz").tampered = true;
     let (sim, s) = llama(&catalog);
     assert_eq!(s.state, State::Failed);
     let reason = &s.attempts[0].reason;

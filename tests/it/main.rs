@@ -33,3 +33,11 @@ pub fn host(file: &str) -> Host {
     let text = std::fs::read_to_string(host_path(file)).unwrap();
     Host::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
+
+/// The asset named `name` of any release of `catalog`, to change.
+pub fn asset_mut<'a>(
+    catalog: &'a mut llmgw::mock_server::truth::Catalog,
+    name: &str,
+) -> &'a mut llmgw::mock_server::truth::Asset {
+    catalog.releases.iter_mut().flat_map(|r| r.assets.iter_mut()).find(|a| a.name == name).unwrap()
+}

@@ -197,13 +197,7 @@ fn reliability_report() {
     ];
     for (kind, bytes) in &kinds {
         let mut catalog = embedded_catalog().clone();
-        let asset = catalog
-            .releases
-            .iter_mut()
-            .flat_map(|r| r.assets.iter_mut())
-            .find(|a| a.name == "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz")
-            .unwrap();
-        asset.archive = Some(bytes.clone());
+        super::asset_mut(&mut catalog, "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz").archive = Some(bytes.clone());
         let mut sim = Simulation::with_catalog(super::host("v100.json"), &catalog).unwrap();
         let report = sim.converge(&[Want::parse("llama.cpp@b10850").unwrap()]);
         let s = &report.engines[0];
