@@ -132,6 +132,9 @@ impl Scenario {
         }
         out.faults.extend(self.faults.iter().cloned());
         if let Some(m) = &self.machine {
+            if m.http_timeout_secs == Some(0) {
+                return Err("machine.http_timeout_secs: 0 would time out every request; give 1 or more".into());
+            }
             out.machine = m.clone();
         }
         Ok(out)
@@ -184,6 +187,8 @@ mod tests {
         );
         assert_eq!(fault(r#""status": 200"#).unwrap_err(), "faults[0].status: 200 is not an HTTP error");
         assert!(fault(r#""body": "redirect_loop""#).is_ok(), "the metadata can loop too");
+        let zero = Scenario::from_json(r#"{"description": "x", "machine": {"http_timeout_secs": 0}}"#).unwrap();
+        assert!(zero.apply(embedded_catalog()).unwrap_err().starts_with("machine.http_timeout_secs: 0"));
         let e = fault(r#""body": "truncated""#).unwrap_err();
         assert!(e.contains("faults[0].body") && e.contains("cut_short"), "{e}");
     }
