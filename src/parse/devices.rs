@@ -28,6 +28,10 @@ pub fn parse(stdout: &str) -> Vec<Device> {
 fn device(line: &str) -> Option<Device> {
     let line = line.strip_prefix("  ")?.trim_end();
     let (name, rest) = line.split_once(": ")?;
+    // A backend's device name: `CUDA0`, `Vulkan1`, `SYCL0`, `BLAS`.
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        return None;
+    }
     let open = rest.rfind(" (")?;
     let (description, mem) = (&rest[..open], rest[open + 2..].strip_suffix(')')?);
     let (total, free) = mem.split_once(", ")?;
@@ -52,5 +56,12 @@ mod tests {
         assert_eq!(d[1].description, "AMD Radeon (RX 6600M)");
         assert!(parse("Available devices:\n  (none)\n").is_empty());
         assert!(parse("garbage\n  CUDA0: x (1 MiB, 1 MiB free)\n").is_empty());
+    }
+
+    #[test]
+    fn a_line_without_a_device_name_is_no_device() {
+        // Found by the list_devices fuzz target (fuzz/regressions/list_devices/).
+        assert!(parse("Available devices:\n  : (1 MiB, 2 M (1 MiB, 2 MiB free)\n").is_empty());
+        assert!(parse("Available devices:\n  a b: x (1 MiB, 2 MiB free)\n").is_empty());
     }
 }
