@@ -13,6 +13,9 @@ use crate::mock_server::truth::{BodyFault, Catalog, Fault};
 use crate::strict_json::{self, JsonError};
 use crate::system::sim::stub::Backend;
 
+/// The longest wait a scenario may ask of the fake server, in seconds (a year).
+const MAX_SCENARIO_SECS: u64 = 365 * 24 * 3600;
+
 /// A variant of the truth.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,6 +113,28 @@ impl Scenario {
             {
                 return Err(format!("faults[{i}]: release `{}` has no asset `{a}`", f.release));
             }
+            if f.times == Some(0) {
+                return Err(format!(
+                    "faults[{i}].times: 0 answers nothing; give 1 or more, or leave it out for always"
+                ));
+            }
+            if let Some(secs) = f.rate_limit_reset_in_secs
+                && secs > MAX_SCENARIO_SECS
+            {
+                return Err(format!("faults[{i}].rate_limit_reset_in_secs: {secs} is more than a year"));
+            }
+            if let Some(secs) = f.retry_after_secs
+                && secs > MAX_SCENARIO_SECS
+            {
+                return Err(format!("faults[{i}].retry_after_secs: {secs} is more than a year"));
+            }
+            let timeout_set = self.machine.as_ref().is_some_and(|m| m.http_timeout_secs.is_some());
+            if f.body == Some(BodyFault::Slow) && !timeout_set {
+                return Err(format!(
+                    "faults[{i}].body: a `slow` answer waits out the installer's real timeout (30 s) on every \
+                     attempt; set `machine.http_timeout_secs` (1) to make it quick"
+                ));
+            }
             match (f.status, f.body) {
                 (Some(status), None) if !(400..600).contains(&status) => {
                     return Err(format!("faults[{i}].status: {status} is not an HTTP error"));
@@ -132,8 +157,17 @@ impl Scenario {
         }
         out.faults.extend(self.faults.iter().cloned());
         if let Some(m) = &self.machine {
-            if m.http_timeout_secs == Some(0) {
-                return Err("machine.http_timeout_secs: 0 would time out every request; give 1 or more".into());
+            match m.http_timeout_secs {
+                Some(0) => {
+                    return Err("machine.http_timeout_secs: 0 would time out every request; give 1 or more".into());
+                }
+                Some(secs) if secs > 3600 => {
+                    return Err(format!("machine.http_timeout_secs: {secs} is more than an hour"));
+                }
+                _ => {}
+            }
+            if m.crash_before_change == Some(0) {
+                return Err("machine.crash_before_change: changes count from 1".into());
             }
             out.machine = m.clone();
         }
@@ -189,6 +223,18 @@ mod tests {
         assert!(fault(r#""body": "redirect_loop""#).is_ok(), "the metadata can loop too");
         let zero = Scenario::from_json(r#"{"description": "x", "machine": {"http_timeout_secs": 0}}"#).unwrap();
         assert!(zero.apply(embedded_catalog()).unwrap_err().starts_with("machine.http_timeout_secs: 0"));
+        let asset = r#""asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz""#;
+        assert!(
+            fault(&format!(r#"{asset}, "status": 503, "times": 0"#)).unwrap_err().starts_with("faults[0].times: 0")
+        );
+        assert!(
+            fault(r#""status": 403, "rate_limit_reset_in_secs": 18446744073709551615"#)
+                .unwrap_err()
+                .starts_with("faults[0].rate_limit_reset_in_secs: 18446744073709551615 is more than a year")
+        );
+        assert!(fault(&format!(r#"{asset}, "body": "slow""#)).unwrap_err().contains("machine.http_timeout_secs"));
+        let crash0 = Scenario::from_json(r#"{"description": "x", "machine": {"crash_before_change": 0}}"#).unwrap();
+        assert!(crash0.apply(embedded_catalog()).unwrap_err().starts_with("machine.crash_before_change"));
         let e = fault(r#""body": "truncated""#).unwrap_err();
         assert!(e.contains("faults[0].body") && e.contains("cut_short"), "{e}");
     }

@@ -49,8 +49,8 @@ pub struct Args {
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
     /// Simulations run at once; default: the machine's cores.
-    #[arg(long, value_name = "N")]
-    jobs: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// What if: --scenario, --set, --diff.
     #[command(flatten)]
     what_if: WhatIf,
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     for (why, ids) in &refused {
         eprintln!("llmgw: --set left out {} host(s) it does not apply to ({why}): {}", ids.len(), ids.join(", "));
     }
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()), usize::from);
     // The offline rows (an air-gapped node served from a mirror) come from
     // the truth as it is: a scenario's what-if is about the publisher.
     let offline = args.what_if.scenario.is_none();

@@ -125,7 +125,7 @@ fn fault_answer<'a>(
             if let Some(secs) = f.rate_limit_reset_in_secs {
                 answer = answer
                     .insert_header("x-ratelimit-remaining", "0")
-                    .insert_header("x-ratelimit-reset", (RATE_LIMIT_RESET + secs).to_string().as_str());
+                    .insert_header("x-ratelimit-reset", RATE_LIMIT_RESET.saturating_add(secs).to_string().as_str());
             }
             answer
         }
@@ -390,8 +390,10 @@ impl FakeServer {
             let answer = fault_answer(f, &base, &target, body.as_deref(), &mut broken_urls)
                 .map_err(|why| invalid(format!("fault on `{}`: {why}", f.release)))?;
             let mut mock = Mock::given(method("GET")).and(decoded_path(target)).respond_with(answer).with_priority(1);
-            if let Some(n) = f.times {
-                mock = mock.up_to_n_times(n);
+            match f.times {
+                Some(0) => return Err(invalid(format!("fault on `{}`: `times` is 0", f.release))),
+                Some(n) => mock = mock.up_to_n_times(n),
+                None => {}
             }
             mocks.push(mock);
         }
