@@ -185,6 +185,7 @@ mod tests {
         for text in [
             include_str!("../mocks/scenarios/llama-cuda13-ggml-default-archs.json"),
             include_str!("../mocks/scenarios/github-503-twice.json"),
+            include_str!("../mocks/scenarios/github-502-metadata-once.json"),
             include_str!("../mocks/scenarios/github-429-retry-after.json"),
             include_str!("../mocks/scenarios/github-rate-limit-exhausted.json"),
             include_str!("../mocks/scenarios/github-500-always.json"),

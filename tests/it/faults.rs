@@ -36,6 +36,15 @@ fn a_503_twice_is_retried_with_backoff_and_the_build_installed() {
 }
 
 #[test]
+fn a_502_of_the_release_metadata_is_asked_again() {
+    let (sim, s) = llama(&scenario("github-502-metadata-once"));
+    assert_eq!(s.state, State::Ready, "{}", s.detail);
+    assert_eq!(requests_to(&sim, "/releases/tags/b10850"), 2, "the 502, then the answer");
+    let waited = sim.system().clock() - SIM_EPOCH;
+    assert!((2..=3).contains(&waited), "one backoff of 2 s plus jitter: {waited}");
+}
+
+#[test]
 fn a_429_with_retry_after_is_waited_out() {
     let (sim, s) = llama(&scenario("github-429-retry-after"));
     assert_eq!(s.state, State::Ready, "{}", s.detail);
