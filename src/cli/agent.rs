@@ -61,9 +61,9 @@ pub struct Args {
     /// Print the engines this node can run (the last pass's installs, and the configured binaries that answer) and exit.
     #[arg(long, conflicts_with_all = ["wants_file", "host", "scenario", "watch_secs"])]
     report: bool,
-    /// The format of --report's and --once's output: text for a person, json for programs.
-    #[arg(long, value_enum, default_value_t = simulate::Format::Text)]
-    format: simulate::Format,
+    /// The format of --report's and --once's output: text for a person, json for programs [default: text].
+    #[arg(long, value_enum)]
+    format: Option<simulate::Format>,
     /// Seconds between two reads of the wants file, to see it change.
     #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     watch_secs: u64,
@@ -71,6 +71,9 @@ pub struct Args {
 
 /// Runs `agent`.
 pub fn run(args: Args) -> Result<i32, Failure> {
+    if args.format.is_some() && !args.once && !args.report {
+        return Err(Failure::BadInput("--format is for --once or --report: a running agent prints nothing".into()));
+    }
     let config = match &args.config {
         Some(p) => input::agent_config(p)?,
         None => AgentConfig::default(),
@@ -131,7 +134,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     // Stopped by a signal (SIGTERM, SIGINT): asked for, so 0.
     let Some(pass) = last.filter(|_| args.once) else { return Ok(EXIT_OK) };
     let report = Report { host: pass.status.host.clone(), engines: pass.status.engines.clone() };
-    match args.format {
+    match args.format.unwrap_or(simulate::Format::Text) {
         simulate::Format::Json => output::emit(&report.to_json())?,
         simulate::Format::Text => output::emit(&simulate::text(&report))?,
     }
@@ -357,7 +360,7 @@ fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Resu
     struct Engines<'a> {
         engines: &'a [agent::Reported],
     }
-    match args.format {
+    match args.format.unwrap_or(simulate::Format::Text) {
         simulate::Format::Json => {
             let mut s =
                 serde_json::to_string_pretty(&Engines { engines: &reported }).expect("a report always serializes");

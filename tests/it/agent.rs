@@ -610,6 +610,27 @@ fn a_crash_scenario_is_recovered_from_as_simulate_does() {
 }
 
 #[test]
+fn a_crash_scenario_in_the_running_loop_is_recovered_from() {
+    let mut catalog = embedded_catalog().clone();
+    catalog.machine.crash_before_change = Some(9);
+    let node = v100(&catalog);
+    paused().block_on(async {
+        let mut running = agent::spawn(node.clone(), agent_for(&["llama.cpp@b10850"]));
+        assert_eq!(began_and_state(&next(&mut running).await), (0, State::Ready));
+        assert_eq!(began_and_state(&next(&mut running).await), (600, State::Ready));
+        stop(running).await;
+    });
+}
+
+#[test]
+fn format_without_once_or_report_is_refused() {
+    let out = llmgw().args(["agent", "--wants", "w.json", "--format", "json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--format is for --once or --report"), "{err}");
+}
+
+#[test]
 fn report_refuses_the_arguments_it_would_ignore() {
     for extra in [&["--host", "h.json"][..], &["--wants", "w.json"], &["--watch-secs", "3"]] {
         let out = llmgw().args(["agent", "--report"]).args(extra).output().unwrap();
