@@ -6,10 +6,14 @@
 //! - A *pass* converges every want once ([`Node::converge`]): an install
 //!   already there is re-checked (its files still verify, its binary still
 //!   starts, it still lists its GPU), a broken one is reinstalled.
-//! - Passes come at start, on a kick ([`Event::Kick`], a changed wants file
-//!   [`Event::WantsFile`]: SIGHUP or a change the CLI sees), and otherwise
-//!   when [`Schedule`] says: 10 minutes after a clean pass, 1, 2, 4, … up to
-//!   10 minutes after a failed one.
+//! - Passes come at start, on a kick ([`Event::Kick`], a good changed wants
+//!   file [`Event::WantsFile`] the CLI sees, every SIGHUP [`Event::Reread`]),
+//!   and otherwise when [`Schedule`] says: 10 minutes after a clean pass, 1,
+//!   2, 4, … up to 10 minutes after a failed one. Events queued during a pass
+//!   make one pass after it.
+//! - A wants file that cannot be read or is malformed is logged once per
+//!   change and kept in the status file's `wants_error`; the last good wants
+//!   stay.
 //! - After each pass: an engine's status is logged only when its state or
 //!   detail changed ([`changes`]), at warning level for `failed` and
 //!   `unsupported`; the [`AgentStatus`] is written atomically to the status
@@ -17,6 +21,8 @@
 //!   paused clock).
 //! - [`Event::Stop`] (SIGTERM) ends the loop between passes; a pass in
 //!   progress stops between two wants, never inside one's commit.
+//! - On a [`Simulation`], a scenario's crash ([`SimulatedCrash`]) is said
+//!   and the want converged again, as `llmgw simulate` does.
 //!
 //! Every effect goes through the [`Node`]: a [`Simulation`] or a
 //! [`OnSystem`] over any [`System`]. The waits are tokio's, so a test with a
