@@ -6,10 +6,14 @@
 //! - A *pass* converges every want once ([`Node::converge`]): an install
 //!   already there is re-checked (its files still verify, its binary still
 //!   starts, it still lists its GPU), a broken one is reinstalled.
-//! - Passes come at start, on a kick ([`Event::Kick`], a changed wants file
-//!   [`Event::WantsFile`]: SIGHUP or a change the CLI sees), and otherwise
-//!   when [`Schedule`] says: 10 minutes after a clean pass, 1, 2, 4, … up to
-//!   10 minutes after a failed one.
+//! - Passes come at start, on a kick ([`Event::Kick`], a good changed wants
+//!   file [`Event::WantsFile`] the CLI sees, every SIGHUP [`Event::Reread`]),
+//!   and otherwise when [`Schedule`] says: 10 minutes after a clean pass, 1,
+//!   2, 4, … up to 10 minutes after a failed one. Events queued during a pass
+//!   make one pass after it.
+//! - A wants file that cannot be read or is malformed is logged once per
+//!   change and kept in the status file's `wants_error`; the last good wants
+//!   stay.
 //! - After each pass: an engine's status is logged only when its state or
 //!   detail changed ([`changes`]), at warning level for `failed` and
 //!   `unsupported`; the [`AgentStatus`] is written atomically to the status
@@ -17,6 +21,8 @@
 //!   paused clock).
 //! - [`Event::Stop`] (SIGTERM) ends the loop between passes; a pass in
 //!   progress stops between two wants, never inside one's commit.
+//! - On a [`Simulation`], a scenario's crash ([`SimulatedCrash`]) is said
+//!   and the want converged again, as `llmgw simulate` does.
 //!
 //! Every effect goes through the [`Node`]: a [`Simulation`] or a
 //! [`OnSystem`] over any [`System`]. The waits are tokio's, so a test with a
@@ -41,10 +47,10 @@ use crate::host::Host;
 use crate::recipe::{Engine, Want, WantsFile};
 use crate::simulate::Simulation;
 use crate::system::System;
-use crate::system::sim::SIM_EPOCH;
+use crate::system::sim::{SIM_EPOCH, SimulatedCrash};
 
 pub use config::AgentConfig;
-pub use report::{Reported, Seen};
+pub use report::{Probed, Reported, Seen};
 pub use schedule::{FIRST_RETRY, RECHECK_EVERY, Schedule};
 
 /// The machine a pass works on: every effect of the agent goes through it.
@@ -59,8 +65,8 @@ pub trait Node: Send + 'static {
     fn begin_pass(&mut self, _since_start: Duration) {}
     /// Converges `wants` in order; one status per want.
     fn converge(&mut self, wants: &[Want]) -> Vec<Status>;
-    /// The versions the configured binaries answer ([`report::probe`]).
-    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String>;
+    /// What the configured binaries answer ([`report::probe`]).
+    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed;
     /// The machine's clock, seconds since the Unix epoch (simulated in simulation).
     fn now(&mut self) -> u64;
     /// Writes `contents` to `path` atomically (a temporary beside it, renamed).
@@ -89,10 +95,10 @@ impl Node for Simulation {
     }
 
     fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
-        Simulation::converge(self, wants).engines
+        after_a_crash(self, |sim| Simulation::converge(sim, wants).engines)
     }
 
-    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String> {
+    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
         report::probe(self.system_mut(), binaries)
     }
 
@@ -101,7 +107,27 @@ impl Node for Simulation {
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), String> {
-        self.system_mut().write_atomic(path, contents).map_err(|e| e.to_string())
+        after_a_crash(self, |sim| sim.system_mut().write_atomic(path, contents).map_err(|e| e.to_string()))
+    }
+}
+
+/// Runs `f` on a simulation; when a scenario's crash ends the simulated
+/// installer (a [`SimulatedCrash`], no cleanup run), says so and runs it
+/// again, as `llmgw simulate` does: the crash happens once, and what the
+/// next convergence makes of what it left is the outcome.
+fn after_a_crash<T>(sim: &mut Simulation, mut f: impl FnMut(&mut Simulation) -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(sim))) {
+        Ok(v) => v,
+        Err(payload) => match payload.downcast_ref::<SimulatedCrash>() {
+            Some(c) => {
+                tracing::warn!(
+                    "the simulated installer crashed before its change {} (the scenario's); converging again",
+                    c.before_change
+                );
+                f(sim)
+            }
+            None => std::panic::resume_unwind(payload),
+        },
     }
 }
 
@@ -126,7 +152,7 @@ impl<S: System + Send + 'static> Node for OnSystem<S> {
         converge::converge(&mut self.sys, &self.host, &self.cfg, wants)
     }
 
-    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String> {
+    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
         report::probe(&mut self.sys, binaries)
     }
 
@@ -144,10 +170,19 @@ impl<S: System + Send + 'static> Node for OnSystem<S> {
 pub enum Event {
     /// Pass now, cutting the current wait short.
     Kick,
-    /// The wants file's text, changed or re-read (SIGHUP). A good one
-    /// replaces the wants and passes now; a malformed one is logged with
-    /// its path and the last good wants are kept, until the next change.
+    /// The wants file's text, changed. A good one replaces the wants and
+    /// passes now; a malformed one is logged with its path, the last good
+    /// wants are kept until the next change, and the status file's
+    /// `wants_error` says so.
     WantsFile(String),
+    /// The wants file cannot be read (removed, unreadable): the sentence
+    /// saying so. Logged, kept in the status file's `wants_error`; the last
+    /// good wants are kept; no pass.
+    WantsError(String),
+    /// SIGHUP: the wants file read again (its text, or why it cannot be
+    /// read), taken as [`Event::WantsFile`] or [`Event::WantsError`] are,
+    /// and a pass now whatever it says.
+    Reread(Result<String, String>),
     /// Stop between passes (SIGTERM, SIGINT).
     Stop,
 }
@@ -165,7 +200,7 @@ pub struct NotInstalled {
 /// The status file: what a control plane or an operator reads, written
 /// atomically after each pass.
 ///
-/// `{"host", "pass", "at", "next_pass_in_secs", "engines": [Status…],
+/// `{"host", "pass", "at", "next_pass_in_secs", "wants_error", "engines": [Status…],
 /// "not_installed": [{"want", "reason"}], "report": [{"engine", "versions", "seen"}]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentStatus {
@@ -176,8 +211,13 @@ pub struct AgentStatus {
     /// When the pass ended, seconds since the Unix epoch, on the node's
     /// clock (the simulated one in simulation).
     pub at: u64,
-    /// Seconds until the next pass, unless a kick comes first.
-    pub next_pass_in_secs: u64,
+    /// Seconds until the next pass, unless a kick comes first; `null` when
+    /// none follows (`--once`).
+    pub next_pass_in_secs: Option<u64>,
+    /// Why the wants file, as it is now, is not the wants converged
+    /// (unreadable, malformed): the agent runs on its last good wants.
+    /// `null` when the file is fine.
+    pub wants_error: Option<String>,
     /// One status per want installed, as `simulate --format json` shows them.
     pub engines: Vec<Status>,
     /// The wants the configuration keeps from being installed.
@@ -241,6 +281,8 @@ pub struct PassRecord {
     pub changes: Vec<Change>,
     /// What the status file says after it.
     pub status: AgentStatus,
+    /// Why the status file could not be written, when it could not.
+    pub status_error: Option<String>,
 }
 
 /// The agent's state between passes.
@@ -253,9 +295,13 @@ pub struct Agent {
     schedule: Schedule,
     last: BTreeMap<String, (State, String)>,
     /// What the configured binaries answered in the last pass.
-    configured: BTreeMap<Engine, String>,
+    configured: Probed,
     passes: u64,
     once: bool,
+    /// Why the wants file is not the wants converged, if it is not.
+    wants_error: Option<String>,
+    /// The status last written, to write again when only `wants_error` changes.
+    last_status: Option<AgentStatus>,
 }
 
 impl Agent {
@@ -272,6 +318,8 @@ impl Agent {
             configured: BTreeMap::new(),
             passes: 0,
             once: false,
+            wants_error: None,
+            last_status: None,
         };
         agent.log_not_installed();
         agent
@@ -307,6 +355,45 @@ impl Agent {
         Ok(())
     }
 
+    /// Why the wants file is not the wants converged (`None`: it is fine).
+    pub fn wants_error(&self) -> Option<&str> {
+        self.wants_error.as_deref()
+    }
+
+    /// Records that the wants file is fine (`None`) or why not, logging a
+    /// new problem once; whether that changed anything.
+    fn set_wants_error(&mut self, error: Option<String>) -> bool {
+        if error == self.wants_error {
+            return false;
+        }
+        if let Some(e) = &error {
+            tracing::error!("{e}; keeping the last good wants until the file changes again");
+        }
+        self.wants_error = error;
+        true
+    }
+
+    /// Takes an event: `None` to stop, else whether it asks for a pass now.
+    fn take(&mut self, ev: Event) -> Option<bool> {
+        let (text, pass) = match ev {
+            Event::Stop => return None,
+            Event::Kick => return Some(true),
+            Event::WantsFile(t) => (Ok(t), false),
+            Event::WantsError(e) => (Err(e), false),
+            Event::Reread(r) => (r, true),
+        };
+        match text.and_then(|t| self.take_wants_file(&t)) {
+            Ok(()) => {
+                self.set_wants_error(None);
+                Some(true)
+            }
+            Err(e) => {
+                self.set_wants_error(Some(e));
+                Some(pass)
+            }
+        }
+    }
+
     fn not_installed(&self) -> (Vec<Want>, Vec<NotInstalled>) {
         let (keep, skip) = self.config.wants_to_install(&self.wants);
         (keep, skip.into_iter().map(|(w, r)| NotInstalled { want: w.to_string(), reason: r.to_string() }).collect())
@@ -332,9 +419,20 @@ impl Control {
         let _ = self.events.send(Event::Kick);
     }
 
-    /// Hands the loop the wants file's text (changed, or re-read on SIGHUP).
+    /// Hands the loop the wants file's changed text.
     pub fn wants_file(&self, text: String) {
         let _ = self.events.send(Event::WantsFile(text));
+    }
+
+    /// Tells the loop the wants file cannot be read, and why.
+    pub fn wants_error(&self, error: String) {
+        let _ = self.events.send(Event::WantsError(error));
+    }
+
+    /// SIGHUP: hands the loop the wants file read again (or why it cannot
+    /// be), and passes now.
+    pub fn reread(&self, text: Result<String, String>) {
+        let _ = self.events.send(Event::Reread(text));
     }
 
     /// Stops the loop between passes; a pass in progress stops between two wants.
@@ -376,23 +474,38 @@ pub async fn run<N: Node>(
 ) {
     let start = Instant::now();
     let mut next_at = start;
-    loop {
-        tokio::select! {
+    'passes: loop {
+        let error_before = agent.wants_error.clone();
+        let mut due = tokio::select! {
             biased;
-            ev = events.recv() => match ev {
-                None | Some(Event::Stop) => break,
-                Some(Event::Kick) => {}
-                Some(Event::WantsFile(text)) => {
-                    if let Err(e) = agent.take_wants_file(&text) {
-                        tracing::error!("{e}; keeping the last good wants until the file changes again");
-                        continue;
-                    }
-                }
+            ev = events.recv() => match ev.and_then(|ev| agent.take(ev)) {
+                None => break,
+                Some(due) => due,
             },
-            () = tokio::time::sleep_until(next_at) => {}
+            () = tokio::time::sleep_until(next_at) => true,
+        };
+        // Whatever else came meanwhile (several SIGHUPs during a pass) makes one pass.
+        while let Ok(ev) = events.try_recv() {
+            match agent.take(ev) {
+                None => break 'passes,
+                Some(d) => due |= d,
+            }
         }
         if stop.load(Ordering::SeqCst) {
             break;
+        }
+        if !due {
+            if agent.wants_error != error_before
+                && let Some(mut status) = agent.last_status.clone()
+            {
+                // No pass, but the status file says the wants file's problem.
+                status.wants_error.clone_from(&agent.wants_error);
+                if let Some(e) = write_status(&node, &agent, &status).await {
+                    tracing::error!("{e}");
+                }
+                agent.last_status = Some(status);
+            }
+            continue;
         }
         let began = Instant::now();
         let Some(record) = pass(&node, &mut agent, &stop, began - start).await else {
@@ -444,7 +557,8 @@ async fn pass<N: Node>(
         }
     }
     if configured != agent.configured {
-        let named: Vec<String> = configured.iter().map(|(e, v)| format!("{e} {v}")).collect();
+        let named: Vec<String> =
+            configured.iter().filter_map(|(e, v)| v.as_ref().ok().map(|v| format!("{e} {v}"))).collect();
         tracing::info!("engines named in the configuration that answer: {}", named.join(", "));
         agent.configured = configured.clone();
     }
@@ -454,26 +568,33 @@ async fn pass<N: Node>(
         host,
         pass: agent.passes,
         at,
-        next_pass_in_secs: next.as_secs(),
+        next_pass_in_secs: (!agent.once).then_some(next.as_secs()),
+        wants_error: agent.wants_error.clone(),
         engines: statuses,
         not_installed,
         report,
     };
-    if let Some(path) = agent.status_file.clone() {
-        let (n, json) = (node.clone(), status.to_json());
-        let written = blocking(move || {
-            let mut node = n.lock().unwrap_or_else(PoisonError::into_inner);
-            Some(
-                node.write_atomic(&path, json.as_bytes()).map_err(|e| format!("status file `{}`: {e}", path.display())),
-            )
-        })
-        .await;
-        if let Some(Err(e)) = written {
-            tracing::error!("{e}");
-        }
+    let status_error = write_status(node, agent, &status).await;
+    if let Some(e) = &status_error {
+        tracing::error!("{e}");
     }
+    agent.last_status = Some(status.clone());
     tracing::debug!(pass = agent.passes, next_in_secs = next.as_secs(), "pass done");
-    Some(PassRecord { began, next, changes, status })
+    Some(PassRecord { began, next, changes, status, status_error })
+}
+
+/// Writes `status` to the agent's status file, if it has one: why it could
+/// not, if it could not.
+async fn write_status<N: Node>(node: &Arc<Mutex<N>>, agent: &Agent, status: &AgentStatus) -> Option<String> {
+    let path = agent.status_file.clone()?;
+    let (n, json) = (node.clone(), status.to_json());
+    blocking(move || {
+        let mut node = n.lock().unwrap_or_else(PoisonError::into_inner);
+        node.write_atomic(&path, json.as_bytes())
+            .err()
+            .map(|e| format!("cannot write the status file `{}`: {e}", path.display()))
+    })
+    .await
 }
 
 /// Runs blocking work on tokio's blocking pool (the paused test clock does

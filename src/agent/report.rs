@@ -30,9 +30,20 @@ pub enum Seen {
     Installed,
     /// Named in the configuration; its version command answered.
     Configured,
+    /// Named in the configuration, but its version command did not answer
+    /// with a version (a binary that is not there, or no longer runs): no
+    /// versions, and the node cannot run it.
+    NotAnswering,
 }
 
-/// One engine this node can run: `{"engine": "llama.cpp", "versions": ["b10850"], "seen": "installed"}`.
+/// What each configured binary answered ([`probe`]): its version, or why
+/// it gave none, in words.
+pub type Probed = BTreeMap<Engine, Result<String, String>>;
+
+/// One engine this node can run: `{"engine": "llama.cpp", "versions": ["b10850"], "seen": "installed"}`
+/// (or, `"seen": "not_answering"`, one configured that does not answer).
+/// The status file and `llmgw agent --report --format json` both write this
+/// type, so their keys come in the same order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reported {
     /// The engine.
@@ -59,16 +70,21 @@ pub fn installed(statuses: &[Status]) -> BTreeMap<Engine, Vec<String>> {
     out
 }
 
-/// Merges the two sources: installed wins over configured; disabled
-/// engines and uv are left out. Sorted by engine.
+/// Merges the two sources: installed wins over configured; a configured
+/// binary that does not answer is [`Seen::NotAnswering`]; disabled engines
+/// and uv are left out. Sorted by engine.
 pub fn merge(
     installed: &BTreeMap<Engine, Vec<String>>,
-    configured: &BTreeMap<Engine, String>,
+    configured: &Probed,
     disabled: &BTreeSet<Engine>,
 ) -> Vec<Reported> {
     let mut out: BTreeMap<Engine, Reported> = BTreeMap::new();
     for (e, v) in configured {
-        out.insert(*e, Reported { engine: *e, versions: vec![v.clone()], seen: Seen::Configured });
+        let r = match v {
+            Ok(v) => Reported { engine: *e, versions: vec![v.clone()], seen: Seen::Configured },
+            Err(_) => Reported { engine: *e, versions: vec![], seen: Seen::NotAnswering },
+        };
+        out.insert(*e, r);
     }
     for (e, v) in installed.iter().filter(|(_, v)| !v.is_empty()) {
         out.insert(*e, Reported { engine: *e, versions: v.clone(), seen: Seen::Installed });
@@ -88,8 +104,10 @@ pub fn text(report: &[Reported]) -> String {
         let seen = match r.seen {
             Seen::Installed => "installed and seen to run",
             Seen::Configured => "named in the configuration",
+            Seen::NotAnswering => "named in the configuration; does not answer its version command",
         };
-        let _ = writeln!(out, "{:<width$}  {}  ({seen})", r.engine.as_str(), r.versions.join(", "));
+        let versions = if r.versions.is_empty() { "-".to_string() } else { r.versions.join(", ") };
+        let _ = writeln!(out, "{:<width$}  {versions}  ({seen})", r.engine.as_str());
     }
     out
 }
@@ -99,26 +117,40 @@ pub const PROBE_TIMEOUT_SECS: u64 = 30;
 
 /// Asks each configured binary its version (`llama-server --version`,
 /// `vllm --version`; for SGLang, its interpreter imports it) and keeps the
-/// engines that answer with exit 0 and a version. uv is not asked. A
-/// binary that does not answer is logged at warning level and left out.
-pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String> {
+/// engines that answer with exit 0 and a version; for the others, why not,
+/// in words, also logged at warning level:
+/// `vllm's configured binary /opt/vllm/bin/vllm does not answer --version: it exited 126: …`.
+/// uv is not asked.
+pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
     let mut out = BTreeMap::new();
     for (&engine, binary) in binaries.iter().filter(|(e, _)| **e != Engine::Uv) {
-        let args: Vec<&str> = match engine {
-            Engine::Sglang => vec!["-c", "import sglang; print(sglang.__version__)"],
-            _ => vec!["--version"],
+        let (args, asked): (Vec<&str>, &str) = match engine {
+            Engine::Sglang => (vec!["-c", "import sglang; print(sglang.__version__)"], "`import sglang`"),
+            _ => (vec!["--version"], "--version"),
         };
         let cmd = Cmd::new(binary, args).timeout(PROBE_TIMEOUT_SECS);
-        match sys.run(&cmd) {
+        let why = match sys.run(&cmd) {
             Ok(o) if o.success() => match version_in(engine, &format!("{}\n{}", o.stdout, o.stderr)) {
                 Some(v) => {
-                    out.insert(engine, v);
+                    out.insert(engine, Ok(v));
+                    continue;
                 }
-                None => tracing::warn!(%engine, "`{}` printed no version of {engine}", cmd.display()),
+                None => format!("it printed no version of {engine}"),
             },
-            Ok(o) => tracing::warn!(%engine, "`{}` exited {:?}: {}", cmd.display(), o.code, o.stderr.trim()),
-            Err(e) => tracing::warn!(%engine, "{e}"),
-        }
+            Ok(o) => {
+                let how = o
+                    .code
+                    .map_or_else(|| "it was killed (signal or time limit)".to_string(), |c| format!("it exited {c}"));
+                match o.stderr.trim() {
+                    "" => how,
+                    said => format!("{how}: {said}"),
+                }
+            }
+            Err(e) => e.to_string(),
+        };
+        let why = format!("{engine}'s configured binary {} does not answer {asked}: {why}", binary.display());
+        tracing::warn!(%engine, "{why}");
+        out.insert(engine, Err(why));
     }
     out
 }
@@ -142,8 +174,8 @@ pub fn version_in(engine: Engine, text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn map(pairs: &[(Engine, &str)]) -> BTreeMap<Engine, String> {
-        pairs.iter().map(|(e, v)| (*e, v.to_string())).collect()
+    fn map(pairs: &[(Engine, &str)]) -> Probed {
+        pairs.iter().map(|(e, v)| (*e, Ok(v.to_string()))).collect()
     }
 
     #[test]
@@ -164,6 +196,21 @@ mod tests {
             text(&r),
             "llama.cpp  b10850  (installed and seen to run)\nvllm       0.20.1  (named in the configuration)\n"
         );
+    }
+
+    #[test]
+    fn a_configured_binary_that_does_not_answer_is_reported_as_such_and_logged_in_words() {
+        let mut sys = crate::system::sim::SimSystem::new(
+            crate::host::Host::from_json(include_str!("../../matrix/hosts/nogpu-debian12.json")).unwrap(),
+            crate::system::local::Local::new(1, 1, None).unwrap(),
+        );
+        let probed = probe(&mut sys, &[(Engine::Vllm, PathBuf::from("/nonexistent/vllm"))].into());
+        let why = probed[&Engine::Vllm].clone().unwrap_err();
+        assert!(why.starts_with("vllm's configured binary /nonexistent/vllm does not answer --version: "), "{why}");
+        assert!(!why.contains("Some("), "{why}");
+        let r = merge(&BTreeMap::new(), &probed, &BTreeSet::new());
+        assert_eq!(r, [Reported { engine: Engine::Vllm, versions: vec![], seen: Seen::NotAnswering }]);
+        assert_eq!(text(&r), "vllm  -  (named in the configuration; does not answer its version command)\n");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, Node, OnSystem};
 use llmgw::converge::{self, Config, PYPI_SIMPLE, PYTORCH_WHL, Status};
 use llmgw::recipe::{Engine, Want};
 use llmgw::release::GITHUB_API;
-use llmgw::report::{EXIT_FAULT, EXIT_OK};
+use llmgw::report::{EXIT_INTERNAL, EXIT_OK, Report};
 use llmgw::simulate::Simulation;
 use llmgw::system::local::Local;
 use llmgw::system::real::{EnginesLock, RealSystem, Silent};
@@ -34,7 +34,7 @@ const STATUS_FILE: &str = "/var/lib/llmgw/agent-status.json";
     llmgw agent --report --config /etc/llmgw/agent.json\n\n\
     Converges every want at start, again when the wants file changes (or on SIGHUP), and every 10\n\
     minutes otherwise, re-checking what is installed. After a pass with a failed want the next comes\n\
-    after 1 minute, then 2, 4, 8, 10. SIGTERM stops it between passes. See README.md, \"Running the agent\".")]
+    after 1 minute, then 2, 4, 8, 10. SIGTERM stops it between passes (exit 0). See README.md, \"Running the agent\".")]
 pub struct Args {
     /// The wants file ({"wants": [{"engine": …, "version": …}]}), watched for changes.
     #[arg(long = "wants", value_name = "FILE", required_unless_present = "report")]
@@ -54,15 +54,16 @@ pub struct Args {
     /// With --host: a scenario (a variant of the truth, faults of the server or the machine).
     #[arg(long, value_name = "FILE", requires = "host")]
     scenario: Option<PathBuf>,
-    /// One pass, then exit: 0 when every want is ready or not_here, 1 otherwise.
+    /// One pass, print its statuses as `simulate` does, then exit: 0 when every want is ready or not_here, 1
+    /// otherwise, 3 when the status file could not be written.
     #[arg(long, conflicts_with = "report")]
     once: bool,
     /// Print the engines this node can run (the last pass's installs, and the configured binaries that answer) and exit.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["wants_file", "host", "scenario", "watch_secs"])]
     report: bool,
-    /// The report's format: text for a person, json for programs.
-    #[arg(long, value_enum, default_value_t = simulate::Format::Text, requires = "report")]
-    format: simulate::Format,
+    /// The format of --report's and --once's output: text for a person, json for programs [default: text].
+    #[arg(long, value_enum)]
+    format: Option<simulate::Format>,
     /// Seconds between two reads of the wants file, to see it change.
     #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     watch_secs: u64,
@@ -70,6 +71,9 @@ pub struct Args {
 
 /// Runs `agent`.
 pub fn run(args: Args) -> Result<i32, Failure> {
+    if args.format.is_some() && !args.once && !args.report {
+        return Err(Failure::BadInput("--format is for --once or --report: a running agent prints nothing".into()));
+    }
     let config = match &args.config {
         Some(p) => input::agent_config(p)?,
         None => AgentConfig::default(),
@@ -80,21 +84,35 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
     let wants_path = args.wants_file.clone().expect("clap requires --wants without --report");
     let wants = input::wants(&[], Some(&wants_path), Vec::new)?;
+    // Paths as they are now: neither a later change of directory nor a
+    // command run elsewhere (the simulated installer's) changes them.
+    let cwd =
+        std::env::current_dir().map_err(|e| Failure::Internal(format!("cannot tell the current directory: {e}")))?;
+    let status_file = match status_file {
+        Some(p) => {
+            Some(check_status_file(&p, &cwd.join(&p), &wants_path, args.config.as_deref(), args.status_file.is_none())?)
+        }
+        None => None,
+    };
+    let engines_dir = match &args.engines_dir {
+        Some(dir) => Some(check_engines_dir(dir, &cwd)?),
+        None => None,
+    };
     let mut agent = Agent::new(wants, wants_path.clone(), config, status_file);
     if args.once {
         agent = agent.once();
     }
     let watch = Duration::from_secs(args.watch_secs);
-    match &args.host {
+    let last = match &args.host {
         Some(host) => {
             let mut sim = simulation(host, args.scenario.as_deref())?;
-            if let Some(dir) = &args.engines_dir {
-                sim.set_engines_dir(dir.clone());
+            if let Some(dir) = engines_dir {
+                sim.set_engines_dir(dir);
             }
-            run_loop(sim, agent, &wants_path, watch)
+            run_loop(sim, agent, &wants_path, watch)?
         }
         None => {
-            let engines_dir = args.engines_dir.clone().unwrap_or_else(|| PathBuf::from("/opt/llmgw/engines"));
+            let engines_dir = engines_dir.unwrap_or_else(|| PathBuf::from("/opt/llmgw/engines"));
             let host = provision::this_machine(&engines_dir)?;
             let local =
                 Local::new(10, 60, std::env::var("GITHUB_TOKEN").ok()).map_err(|e| Failure::Internal(e.to_string()))?;
@@ -110,9 +128,73 @@ pub fn run(args: Args) -> Result<i32, Failure> {
                 agent,
                 &wants_path,
                 watch,
-            )
+            )?
         }
+    };
+    // Stopped by a signal (SIGTERM, SIGINT): asked for, so 0.
+    let Some(pass) = last.filter(|_| args.once) else { return Ok(EXIT_OK) };
+    let report = Report { host: pass.status.host.clone(), engines: pass.status.engines.clone() };
+    match args.format.unwrap_or(simulate::Format::Text) {
+        simulate::Format::Json => output::emit(&report.to_json())?,
+        simulate::Format::Text => output::emit(&simulate::text(&report))?,
     }
+    if let Some(e) = &pass.status_error {
+        eprintln!("llmgw: error: {e}");
+        return Ok(EXIT_INTERNAL);
+    }
+    Ok(report.exit_code())
+}
+
+/// `--engines-dir`, absolute: a directory, or nothing yet.
+fn check_engines_dir(dir: &Path, cwd: &Path) -> Result<PathBuf, Failure> {
+    let abs = cwd.join(dir);
+    match std::fs::metadata(&abs) {
+        Ok(m) if !m.is_dir() => Err(Failure::BadInput(format!("--engines-dir `{}` is not a directory", dir.display()))),
+        _ => Ok(abs),
+    }
+}
+
+/// The status file `given` (`abs` made absolute), checked before the first
+/// pass: not a directory, in a directory that exists (the default one is
+/// made) and can be written in, and neither the wants file nor the
+/// configuration, which it would overwrite.
+fn check_status_file(
+    given: &Path,
+    abs: &Path,
+    wants: &Path,
+    config: Option<&Path>,
+    default: bool,
+) -> Result<PathBuf, Failure> {
+    let bad = |why: String| Failure::BadInput(format!("--status-file `{}` {why}", given.display()));
+    if abs.is_dir() {
+        return Err(bad("is a directory".into()));
+    }
+    let (Some(dir), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Err(bad("names no file".into()));
+    };
+    if default {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| bad(format!("is in `{}`, which cannot be made: {e}", dir.display())))?;
+    }
+    if !dir.is_dir() {
+        return Err(bad(format!("is in `{}`, which is not an existing directory", dir.display())));
+    }
+    tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| bad(format!("cannot be written: no file can be made in `{}`: {}", dir.display(), os_error(&e))))?;
+    let canonical = |p: &Path| -> PathBuf {
+        p.canonicalize().unwrap_or_else(|_| match (p.parent(), p.file_name()) {
+            (Some(d), Some(n)) => d.canonicalize().map_or_else(|_| p.to_path_buf(), |d| d.join(n)),
+            _ => p.to_path_buf(),
+        })
+    };
+    let this = dir.canonicalize().map_or_else(|_| abs.to_path_buf(), |d| d.join(name));
+    if canonical(wants) == this {
+        return Err(bad(format!("is the wants file `{}`: it would be overwritten", wants.display())));
+    }
+    if let Some(c) = config.filter(|c| canonical(c) == this) {
+        return Err(bad(format!("is the configuration file `{}`: it would be overwritten", c.display())));
+    }
+    Ok(abs.to_path_buf())
 }
 
 /// A real node whose passes take the engines directory's lock, so that a
@@ -145,7 +227,7 @@ impl Node for Locked {
         self.0.converge(wants)
     }
 
-    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> BTreeMap<Engine, String> {
+    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> agent::Probed {
         self.0.probe(binaries)
     }
 
@@ -168,8 +250,14 @@ fn simulation(host: &Path, scenario: Option<&Path>) -> Result<Simulation, Failur
 }
 
 /// Runs the loop until SIGTERM/SIGINT (or after one pass with `--once`):
-/// SIGHUP re-reads the wants file, and so does a change seen every `watch`.
-fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) -> Result<i32, Failure> {
+/// SIGHUP re-reads the wants file and passes, and a change seen every
+/// `watch` is taken. The last pass's record, if any.
+fn run_loop<N: Node>(
+    node: N,
+    agent: Agent,
+    wants_path: &Path,
+    watch: Duration,
+) -> Result<Option<agent::PassRecord>, Failure> {
     // The node is dropped here, outside the runtime: its HTTP client and the
     // fake server's own runtime may not be dropped inside one.
     let node = Arc::new(Mutex::new(node));
@@ -178,11 +266,12 @@ fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) 
         .enable_all()
         .build()
         .map_err(|e| Failure::Internal(format!("cannot start the agent's runtime: {e}")))?;
-    let first = std::fs::read_to_string(wants_path).unwrap_or_default();
+    let first = read_wants(wants_path);
     let wants_path = wants_path.to_path_buf();
-    let code = rt.block_on(async {
+    let last = rt.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
-        // The handlers first: a signal before them would end the process.
+        // The handlers first, each made once for the whole run: a signal
+        // before them would end the process, one between two of them would be lost.
         let (mut hup, mut term, mut int) = (
             signal(SignalKind::hangup()).map_err(|e| Failure::Internal(format!("SIGHUP: {e}")))?,
             signal(SignalKind::terminate()).map_err(|e| Failure::Internal(format!("SIGTERM: {e}")))?,
@@ -191,6 +280,7 @@ fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) 
         let mut running = agent::spawn(node.clone(), agent);
         let control = running.control.clone();
         let watcher = tokio::spawn(async move {
+            // What the file said when last looked at: its text or why it cannot be read.
             let mut last = first;
             let mut tick = tokio::time::interval(watch);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -198,27 +288,28 @@ fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) 
                 tokio::select! {
                     _ = hup.recv() => {
                         tracing::info!("SIGHUP: reading the wants file again");
-                        match std::fs::read_to_string(&wants_path) {
-                            Ok(text) => { last = text.clone(); control.wants_file(text) }
-                            Err(e) => tracing::error!("cannot read the wants file `{}`: {e}", wants_path.display()),
-                        }
+                        last = read_wants(&wants_path);
+                        control.reread(last.clone());
                     }
                     _ = term.recv() => { tracing::info!("SIGTERM: stopping between passes"); control.stop() }
                     _ = int.recv() => { tracing::info!("SIGINT: stopping between passes"); control.stop() }
                     _ = tick.tick() => {
-                        // A file being replaced can be briefly missing: the next tick reads it.
-                        if let Ok(text) = std::fs::read_to_string(&wants_path) && text != last {
-                            tracing::info!("the wants file changed");
-                            last = text.clone();
-                            control.wants_file(text);
+                        // Told once per change: a file that stays unreadable is not told again.
+                        let now = read_wants(&wants_path);
+                        if now != last {
+                            match &now {
+                                Ok(text) => { tracing::info!("the wants file changed"); control.wants_file(text.clone()) }
+                                Err(e) => control.wants_error(e.clone()),
+                            }
+                            last = now;
                         }
                     }
                 }
             }
         });
-        let mut code = EXIT_OK;
+        let mut last = None;
         while let Some(pass) = running.passes.recv().await {
-            code = if pass.status.engines.iter().any(|s| s.state.is_fault()) { EXIT_FAULT } else { EXIT_OK };
+            last = Some(pass);
         }
         watcher.abort();
         if let Err(e) = running.task.await
@@ -226,11 +317,23 @@ fn run_loop<N: Node>(node: N, agent: Agent, wants_path: &Path, watch: Duration) 
         {
             std::panic::resume_unwind(e.into_panic());
         }
-        Ok::<i32, Failure>(code)
+        Ok::<_, Failure>(last)
     })?;
     drop(rt);
     drop(node);
-    Ok(code)
+    Ok(last)
+}
+
+/// An I/O error's own words, without the temporary file's name tempfile
+/// adds (`… at path "/dir/.tmpXXXXXX"`).
+fn os_error(e: &std::io::Error) -> String {
+    let said = e.to_string();
+    said.rfind(" at path ").map_or(said.clone(), |i| said[..i].to_string())
+}
+
+/// The wants file's text, or the sentence saying why it cannot be read.
+fn read_wants(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read the wants file `{}`: {e}", path.display()))
 }
 
 /// `--report`: the last pass's installs (from the status file) merged with
@@ -250,20 +353,17 @@ fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Resu
         },
         None => vec![],
     };
-    let reported = match &args.host {
-        Some(host) => {
-            let mut sim = simulation(host, args.scenario.as_deref())?;
-            agent::engine_report(sim.system_mut(), &last, config)
-        }
-        None => {
-            let local = Local::new(10, 60, None).map_err(|e| Failure::Internal(e.to_string()))?;
-            agent::engine_report(&mut RealSystem::new(local, Box::new(Silent)), &last, config)
-        }
-    };
-    match args.format {
+    let local = Local::new(10, 60, None).map_err(|e| Failure::Internal(e.to_string()))?;
+    let reported = agent::engine_report(&mut RealSystem::new(local, Box::new(Silent)), &last, config);
+    /// `{"engines": [Reported…]}`: the status file's type, keys in its order.
+    #[derive(serde::Serialize)]
+    struct Engines<'a> {
+        engines: &'a [agent::Reported],
+    }
+    match args.format.unwrap_or(simulate::Format::Text) {
         simulate::Format::Json => {
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "engines": reported }))
-                .expect("a report always serializes");
+            let mut s =
+                serde_json::to_string_pretty(&Engines { engines: &reported }).expect("a report always serializes");
             s.push('\n');
             output::emit(&s)?;
         }

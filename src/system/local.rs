@@ -324,15 +324,23 @@ impl Local {
         fs::rename(from, to).map_err(|e| SysError::io("rename to", to, &e))
     }
 
-    /// See [`super::System::write_atomic`].
+    /// See [`super::System::write_atomic`]. The file is readable by all
+    /// (0644: a status file is read by a control plane or an operator; a
+    /// temporary file would otherwise keep its 0600), and an error names
+    /// `path`, never the temporary beside it.
     pub fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &e))?;
-        tmp.write_all(contents).map_err(|e| SysError::io("write", tmp.path(), &e))?;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut tmp =
+            tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &bare(&e)))?;
+        tmp.write_all(contents).map_err(|e| SysError::io("write", path, &bare(&e)))?;
+        tmp.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644))
+            .map_err(|e| SysError::io("set permissions of", path, &bare(&e)))?;
         if self.durable {
-            tmp.as_file().sync_all().map_err(|e| SysError::io("sync", tmp.path(), &e))?;
+            tmp.as_file().sync_all().map_err(|e| SysError::io("sync", path, &bare(&e)))?;
         }
-        tmp.persist(path).map_err(|e| SysError::io("replace", path, &e.error))?;
+        tmp.persist(path).map_err(|e| SysError::io("replace", path, &bare(&e.error)))?;
         Ok(())
     }
 
@@ -424,4 +432,46 @@ pub(crate) fn github_message(body: &[u8]) -> String {
         message: String,
     }
     serde_json::from_slice::<Msg>(body).map(|m| m.message).unwrap_or_default()
+}
+
+/// An I/O error without the path tempfile adds to it (`… at path
+/// "/dir/.tmpXXXXXX"`: a temporary's name means nothing to whoever reads the
+/// message).
+fn bare(e: &std::io::Error) -> std::io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code);
+    }
+    let said = e.to_string();
+    match said.rfind(" at path ") {
+        Some(i) => std::io::Error::new(e.kind(), &said[..i]),
+        None => std::io::Error::new(e.kind(), said),
+    }
+}
+
+#[cfg(test)]
+mod write_atomic_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn local() -> Local {
+        Local::new(1, 1, None).unwrap()
+    }
+
+    #[test]
+    fn a_file_written_atomically_is_readable_by_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("status.json");
+        local().write_atomic(&path, b"{}\n").unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_not_its_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = local().write_atomic(&dir.path().join("nodir/s.json"), b"{}").unwrap_err().to_string();
+        let err = err.replace(&dir.path().display().to_string(), "DIR");
+        assert_eq!(err, "create a file in `DIR/nodir`: No such file or directory (os error 2)");
+        let err = local().write_atomic(dir.path(), b"{}").unwrap_err().to_string();
+        assert!(!err.replace(&dir.path().display().to_string(), "DIR").contains(".tmp"), "{err}");
+    }
 }

@@ -185,7 +185,7 @@ fn a_library_removed_between_passes_is_found_by_the_next_recheck_and_reinstalled
         stop(running).await;
     });
     let written: AgentStatus = serde_json::from_str(&std::fs::read_to_string(&status_file).unwrap()).unwrap();
-    assert_eq!((written.pass, written.next_pass_in_secs), (4, 600));
+    assert_eq!((written.pass, written.next_pass_in_secs), (4, Some(600)));
     assert_eq!(written.at, llmgw::system::sim::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
     assert_eq!(written.engines[0].binary.as_deref(), Some("llama.cpp/b10850-vulkan/llama-b10850/llama-server"));
     assert_eq!(written.report.len(), 1);
@@ -246,25 +246,28 @@ fn agent_once_in_simulation_writes_the_status_file_and_report_reads_it() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("host: v100-ubuntu22.04-driver535\n\nllama.cpp@b10850: ready vulkan\n"), "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&status).unwrap()).unwrap();
-    assert_eq!((v["pass"].as_u64(), v["next_pass_in_secs"].as_u64()), (Some(1), Some(600)));
+    assert_eq!(v["pass"].as_u64(), Some(1));
+    assert!(v["next_pass_in_secs"].is_null(), "no pass follows --once: {}", v["next_pass_in_secs"]);
+    assert!(v["wants_error"].is_null());
     assert_eq!(v["engines"][0]["state"], "ready");
-    let out = llmgw()
-        .args(["agent", "--report", "--host"])
-        .arg(super::host_path("v100.json"))
-        .arg("--status-file")
-        .arg(&status)
-        .output()
-        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&status).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "a control plane or an operator reads it");
+    let out = llmgw().args(["agent", "--report"]).arg("--status-file").arg(&status).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "llama.cpp  b10850  (installed and seen to run)\n");
-    let out = llmgw()
-        .args(["agent", "--report", "--format", "json", "--host"])
-        .arg(super::host_path("v100.json"))
-        .arg("--status-file")
-        .arg(&status)
-        .output()
-        .unwrap();
+    let out =
+        llmgw().args(["agent", "--report", "--format", "json"]).arg("--status-file").arg(&status).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let keys: Vec<_> = ["\"engine\"", "\"versions\"", "\"seen\""].iter().map(|k| text.find(k).unwrap()).collect();
+    assert!(keys.is_sorted(), "the keys in the status file's order: {text}");
+    let written = std::fs::read_to_string(&status).unwrap();
+    let report = &written[written.find("\"report\"").unwrap()..];
+    let keys: Vec<_> = ["\"engine\"", "\"versions\"", "\"seen\""].iter().map(|k| report.find(k).unwrap()).collect();
+    assert!(keys.is_sorted(), "{report}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v,
@@ -323,10 +326,7 @@ impl agent::Node for StoppedMidPass {
         vec![]
     }
 
-    fn probe(
-        &mut self,
-        _: &std::collections::BTreeMap<Engine, std::path::PathBuf>,
-    ) -> std::collections::BTreeMap<Engine, String> {
+    fn probe(&mut self, _: &std::collections::BTreeMap<Engine, std::path::PathBuf>) -> agent::Probed {
         Default::default()
     }
 
@@ -381,14 +381,26 @@ fn wait_for_pass(status: &std::path::Path, n: u64) -> AgentStatus {
 
 /// `llmgw agent` on a simulated V100, reading `wants` every `watch_secs`.
 fn spawn_agent(wants: &Path, status: &Path, watch_secs: u64) -> std::process::Child {
+    spawn_logging(wants, status, watch_secs, &[], None)
+}
+
+/// `llmgw -v agent` on a simulated V100 with `extra` arguments, its log in `log`.
+fn spawn_logging(
+    wants: &Path,
+    status: &Path,
+    watch_secs: u64,
+    extra: &[&str],
+    log: Option<&Path>,
+) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
-        .args(["agent", "--watch-secs", &watch_secs.to_string(), "--wants"])
+        .args(["-v", "agent", "--watch-secs", &watch_secs.to_string(), "--wants"])
         .arg(wants)
         .arg("--host")
         .arg(super::host_path("v100.json"))
         .arg("--status-file")
         .arg(status)
-        .stderr(std::process::Stdio::null())
+        .args(extra)
+        .stderr(log.map_or_else(std::process::Stdio::null, |l| std::fs::File::create(l).unwrap().into()))
         .spawn()
         .unwrap()
 }
@@ -427,4 +439,245 @@ fn a_change_of_the_wants_file_is_seen_without_a_signal() {
     assert_eq!(second.engines[0].want, "llama.cpp@b10850");
     kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn every_sighup_makes_a_pass_and_is_logged_once() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status, log) = (dir.path().join("wants.json"), dir.path().join("status.json"), dir.path().join("log"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    let mut child = spawn_logging(&wants, &status, 3600, &[], Some(&log));
+    let pid = Pid::from_child(&child);
+    wait_for_pass(&status, 1);
+    for n in 2..=5 {
+        kill_process(pid, Signal::HUP).unwrap();
+        assert_eq!(wait_for_pass(&status, n).pass, n);
+    }
+    kill_process(pid, Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.matches("SIGHUP: reading the wants file again").count(), 4, "{log}");
+    assert_eq!(log.matches("SIGTERM: stopping between passes").count(), 1, "{log}");
+}
+
+#[test]
+fn a_stop_by_sigterm_exits_0_even_after_a_failed_pass() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}]}"#).unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("mocks/scenarios/github-500-always.json");
+    let scenario = scenario.to_str().unwrap();
+    let mut child = spawn_logging(&wants, &status, 3600, &["--scenario", scenario], None);
+    assert_eq!(wait_for_pass(&status, 1).engines[0].state, State::Failed);
+    kill_process(Pid::from_child(&child), Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "asked to stop: not a failure for systemd to restart");
+}
+
+#[test]
+fn a_wants_file_that_goes_away_is_logged_once_and_shown_in_the_status_file() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status, log) = (dir.path().join("wants.json"), dir.path().join("status.json"), dir.path().join("log"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    let mut child = spawn_logging(&wants, &status, 1, &[], Some(&log));
+    let pid = Pid::from_child(&child);
+    assert_eq!(wait_for_pass(&status, 1).wants_error, None);
+    std::fs::remove_file(&wants).unwrap();
+    // Written again without a pass, once the watcher sees it.
+    let shown = (0..600)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            std::fs::read_to_string(&status)
+                .ok()
+                .and_then(|t| serde_json::from_str::<AgentStatus>(&t).ok())
+                .and_then(|s| s.wants_error)
+        })
+        .expect("the status file shows the wants file's problem");
+    assert!(shown.starts_with(&format!("cannot read the wants file `{}`", wants.display())), "{shown}");
+    // A SIGHUP passes on the last good wants; the same problem is not logged again.
+    kill_process(pid, Signal::HUP).unwrap();
+    let second = wait_for_pass(&status, 2);
+    assert_eq!((second.engines.len(), second.wants_error.is_some()), (1, true));
+    // Good again: the next pass says so.
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    assert_eq!(wait_for_pass(&status, 3).wants_error, None);
+    kill_process(pid, Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.matches("cannot read the wants file").count(), 1, "{log}");
+}
+
+/// `llmgw agent --once` on the simulated machine without a GPU, in `dir`.
+fn once_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = llmgw()
+        .current_dir(dir)
+        .args(["agent", "--once", "--host"])
+        .arg(super::host_path("nogpu-debian12.json"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn uv_wants(dir: &Path) {
+    std::fs::write(dir.join("wants.json"), r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+}
+
+#[test]
+fn a_status_file_that_would_overwrite_the_wants_or_the_configuration_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    uv_wants(dir.path());
+    std::fs::write(dir.path().join("agent.json"), "{}").unwrap();
+    let (code, _, err) = once_in(dir.path(), &["--wants", "wants.json", "--status-file", "wants.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--status-file `wants.json` is the wants file"), "{err}");
+    let (code, _, err) =
+        once_in(dir.path(), &["--wants", "wants.json", "--config", "agent.json", "--status-file", "./agent.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--status-file `./agent.json` is the configuration file"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("agent.json")).unwrap(), "{}", "untouched");
+}
+
+#[test]
+fn a_status_file_that_cannot_be_written_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    uv_wants(dir.path());
+    std::fs::create_dir(dir.path().join("adir")).unwrap();
+    for (given, said) in [
+        ("nodir/s.json", "which is not an existing directory"),
+        ("adir", "is a directory"),
+        ("/proc/s.json", "cannot be written"),
+    ] {
+        let (code, _, err) = once_in(dir.path(), &["--wants", "wants.json", "--status-file", given]);
+        assert_eq!(code, Some(2), "{given}: {err}");
+        assert!(err.contains(&format!("--status-file `{given}` ")) && err.contains(said), "{err}");
+        assert!(!err.replace(&dir.path().display().to_string(), "DIR").contains(".tmp"), "{err}");
+    }
+}
+
+#[test]
+fn an_engines_dir_that_is_a_file_is_refused_and_a_relative_one_works() {
+    let dir = tempfile::tempdir().unwrap();
+    uv_wants(dir.path());
+    std::fs::write(dir.path().join("efile"), "").unwrap();
+    let (code, _, err) = once_in(dir.path(), &["--wants", "wants.json", "--engines-dir", "efile"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--engines-dir `efile` is not a directory"), "{err}");
+    let (code, out, err) =
+        once_in(dir.path(), &["--wants", "wants.json", "--engines-dir", "./eng4", "--status-file", "s.json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("uv@0.12.20: ready"), "{out}");
+    assert!(dir.path().join("eng4/uv/0.12.20-x86_64").is_dir());
+    assert!(dir.path().join("s.json").is_file());
+}
+
+#[test]
+fn agent_once_prints_json_as_simulate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    uv_wants(dir.path());
+    let (code, out, err) = once_in(dir.path(), &["--wants", "wants.json", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["host"].as_str(), v["engines"][0]["state"].as_str()), (Some("nogpu-debian12-amd64"), Some("ready")));
+}
+
+#[test]
+fn a_crash_scenario_is_recovered_from_as_simulate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wants.json"), r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}]}"#)
+        .unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("mocks/scenarios/machine-crash-before-rename.json");
+    let out = llmgw()
+        .current_dir(dir.path())
+        .args(["agent", "--once", "--wants", "wants.json", "--status-file", "s.json", "--host"])
+        .arg(super::host_path("v100.json"))
+        .arg("--scenario")
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("the simulated installer crashed before its change 9"), "{err}");
+    let s: AgentStatus = serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(s.engines[0].state, State::Ready);
+}
+
+#[test]
+fn a_crash_scenario_in_the_running_loop_is_recovered_from() {
+    let mut catalog = embedded_catalog().clone();
+    catalog.machine.crash_before_change = Some(9);
+    let node = v100(&catalog);
+    paused().block_on(async {
+        let mut running = agent::spawn(node.clone(), agent_for(&["llama.cpp@b10850"]));
+        assert_eq!(began_and_state(&next(&mut running).await), (0, State::Ready));
+        assert_eq!(began_and_state(&next(&mut running).await), (600, State::Ready));
+        stop(running).await;
+    });
+}
+
+#[test]
+fn format_without_once_or_report_is_refused() {
+    let out = llmgw().args(["agent", "--wants", "w.json", "--format", "json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--format is for --once or --report"), "{err}");
+}
+
+#[test]
+fn report_refuses_the_arguments_it_would_ignore() {
+    for extra in [&["--host", "h.json"][..], &["--wants", "w.json"], &["--watch-secs", "3"]] {
+        let out = llmgw().args(["agent", "--report"]).args(extra).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains("cannot be used with"), "{err}");
+    }
+}
+
+#[test]
+fn a_status_file_that_cannot_be_written_later_is_said_without_a_temporary_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = Arc::new(Mutex::new(Simulation::start(super::host("v100.json")).unwrap()));
+    let agent = Agent::new(
+        wants(&["uv@0.12.20"]),
+        "wants.json".into(),
+        AgentConfig::default(),
+        Some(dir.path().join("gone/status.json")),
+    )
+    .once();
+    let p = paused().block_on(async {
+        let mut running = agent::spawn(node.clone(), agent);
+        let p = next(&mut running).await;
+        running.task.await.unwrap();
+        p
+    });
+    let e = p.status_error.expect("not written");
+    let e = e.replace(&dir.path().display().to_string(), "DIR");
+    assert_eq!(
+        e,
+        "cannot write the status file `DIR/gone/status.json`: create a file in `DIR/gone`: \
+         No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn a_wants_file_that_cannot_be_read_is_in_the_status_until_a_good_one_comes() {
+    let node = v100(embedded_catalog());
+    paused().block_on(async {
+        let mut running = agent::spawn(node.clone(), agent_for(&["uv@0.12.20"]));
+        assert_eq!(next(&mut running).await.status.wants_error, None);
+        running.control.reread(Err("cannot read the wants file `wants.json`: gone".into()));
+        let p = next(&mut running).await;
+        assert_eq!(p.status.wants_error.as_deref(), Some("cannot read the wants file `wants.json`: gone"));
+        assert_eq!(p.status.engines.len(), 1, "the last good wants");
+        running.control.wants_file(r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#.into());
+        assert_eq!(next(&mut running).await.status.wants_error, None);
+        stop(running).await;
+    });
 }
