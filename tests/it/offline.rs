@@ -506,3 +506,35 @@ fn provision_takes_the_offline_flags_and_refuses_them_half_given() {
     assert_eq!(code, 2);
     assert!(err.contains("--offline-sha256: cannot read `/nonexistent/sums.json`"), "{err}");
 }
+
+#[test]
+fn an_install_already_there_answers_an_offline_want_only_with_the_control_planes_digests() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let host = super::host_path("v100.json");
+    let wants_file = t.path().join("wants.json");
+    let uv = "uv-x86_64-unknown-linux-gnu.tar.gz";
+    let wrong = serde_json::json!({uv: "2".repeat(64)});
+    let wants = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": wrong},
+    ]});
+    std::fs::write(&wants_file, wants.to_string()).unwrap();
+    let (code, out, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_ne!(code, 0, "{out}{err}");
+    let second = out.lines().filter(|l| l.starts_with("uv@0.12.20:")).nth(1).expect(&out);
+    assert!(!second.contains("ready"), "the online install is not trusted offline: {out}");
+    assert!(out.contains("not reused for this offline want"), "{out}");
+
+    // With the control plane's own digests the install there answers it.
+    let good: BTreeMap<_, _> = sums.iter().filter(|(k, _)| k.starts_with("uv-")).collect();
+    let wants = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": good},
+    ]});
+    std::fs::write(&wants_file, wants.to_string()).unwrap();
+    let (code, out, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let second = out.lines().filter(|l| l.starts_with("uv@0.12.20:")).nth(1).expect(&out);
+    assert!(second.contains("ready x86_64"), "{out}");
+}
