@@ -53,7 +53,7 @@ struct CreateArgs {
     #[arg(long, value_name = "DIR|FILE.tar")]
     out: PathBuf,
     /// GitHub's REST API (the fake server in tests).
-    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API)]
+    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API, value_parser = input::http_url)]
     github_api: String,
     /// A GitHub token, sent to GitHub's API only (a higher rate limit).
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true, hide = true)]

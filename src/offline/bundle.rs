@@ -128,14 +128,26 @@ impl Manifest {
         self.files.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase()))).collect()
     }
 
-    /// asset name -> sha256: the checksums the control plane holds for an
-    /// offline want (`offline_sha256`).
+    /// asset name -> sha256 of the files of `engine` at `version`: the
+    /// checksums an offline want of that version takes from a manifest.
+    pub fn sha256_for(&self, engine: Engine, version: &str) -> BTreeMap<String, String> {
+        self.files
+            .iter()
+            .filter(|e| e.engine == engine && e.version == version)
+            .map(|e| (e.asset.clone(), e.sha256.to_ascii_lowercase()))
+            .collect()
+    }
+
+    /// asset name -> sha256 of every file: the checksums the control plane
+    /// holds for offline wants of a bundle of one version per engine.
     pub fn sha256_by_asset(&self) -> BTreeMap<String, String> {
         self.files.iter().map(|e| (e.asset.clone(), e.sha256.to_ascii_lowercase())).collect()
     }
 }
 
-fn plain_name(name: &str) -> bool {
+/// Whether `name` is a plain file name: not empty, not `.` or `..`, no
+/// separator.
+pub(crate) fn plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 

@@ -401,7 +401,7 @@ fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
     assert_eq!(code, 2);
     assert!(err.contains("wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"), "{err}");
     let (code, _, err) =
-        run(&["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "ftp://mirror"]);
+        run(&["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "http://mirror"]);
     assert_eq!(code, 2);
     assert!(err.contains("--offline-sha256"), "{err}");
 }
@@ -537,4 +537,175 @@ fn an_install_already_there_answers_an_offline_want_only_with_the_control_planes
     assert_eq!(code, 0, "{out}{err}");
     let second = out.lines().filter(|l| l.starts_with("uv@0.12.20:")).nth(1).expect(&out);
     assert!(second.contains("ready x86_64"), "{out}");
+}
+
+#[test]
+fn a_manifest_of_two_uv_versions_gives_each_want_the_checksums_of_its_version() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, _) = site(t.path());
+    let bundle = t.path().join("bundle");
+    let mut m = manifest_of(&bundle);
+    let uv = "uv-x86_64-unknown-linux-gnu.tar.gz";
+    // The same asset name for another version, with other bytes, listed first and last.
+    let mut other = m.files.iter().find(|e| e.asset == uv).unwrap().clone();
+    other.version = "0.12.99".into();
+    other.sha256 = "2".repeat(64);
+    for at_end in [false, true] {
+        let mut files = m.files.clone();
+        if at_end {
+            files.push(other.clone())
+        } else {
+            files.insert(0, other.clone())
+        }
+        m.files = files;
+        let sums = t.path().join("manifest.json");
+        std::fs::write(&sums, m.to_bytes()).unwrap();
+        let base = site.mirror_url();
+        let host = super::host_path("v100.json");
+        let args =
+            ["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", &base, "--offline-sha256"];
+        let (code, out, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert_eq!(code, 0, "other version at end: {at_end}: {out}{err}");
+        assert!(out.contains("uv@0.12.20: ready x86_64"), "{out}");
+        // A version the manifest does not list: refused up front, naming it.
+        let args =
+            ["simulate", "--host", p(&host), "--want", "uv@0.12.21", "--offline-base", &base, "--offline-sha256"];
+        let (code, _, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("the manifest lists no file of uv 0.12.21"), "{err}");
+        m = manifest_of(&bundle);
+    }
+}
+
+#[test]
+fn url_flags_are_checked_when_parsed_and_say_what_is_wrong() {
+    let host = super::host_path("v100.json");
+    let cases = [
+        (
+            vec![
+                "bundle",
+                "create",
+                "--want",
+                "uv@0.12.20",
+                "--arch",
+                "amd64",
+                "--out",
+                "/nonexistent/b.tar",
+                "--github-api",
+                "notaurl",
+            ],
+            "`notaurl` is not an http:// or https:// URL",
+        ),
+        (
+            vec![
+                "bundle",
+                "create",
+                "--want",
+                "uv@0.12.20",
+                "--arch",
+                "amd64",
+                "--out",
+                "/nonexistent/b.tar",
+                "--github-api",
+                "ftp://x/",
+            ],
+            "`ftp://x/` has the scheme `ftp`",
+        ),
+        (
+            vec![
+                "simulate",
+                "--host",
+                p(&host),
+                "--want",
+                "uv@0.12.20",
+                "--offline-base",
+                "http://",
+                "--offline-sha256",
+                "/x.json",
+            ],
+            "`http://` has no host",
+        ),
+        (
+            vec![
+                "simulate",
+                "--host",
+                p(&host),
+                "--want",
+                "uv@0.12.20",
+                "--offline-base",
+                "http://m/mirror?token=abc",
+                "--offline-sha256",
+                "/x.json",
+            ],
+            "has a query string, which is not supported",
+        ),
+    ];
+    for (args, says) in cases {
+        let started = std::time::Instant::now();
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{err}");
+        assert!(started.elapsed().as_secs() < 10, "at once, not after retries");
+    }
+}
+
+#[test]
+fn offline_wants_file_rules_are_the_flags_rules_and_the_flags_do_not_override_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let host = super::host_path("v100.json");
+    let wants_file = t.path().join("wants.json");
+    let hex = "ab".repeat(32);
+    let cases = [
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x"}),
+            "wants[0].offline_sha256: names no checksum",
+        ),
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {}}),
+            "wants[0].offline_sha256: names no checksum",
+        ),
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "HTTP://m/x?a=b", "offline_sha256": {"a": hex}}),
+            "wants[0].offline_base: `HTTP://m/x?a=b` has a query string",
+        ),
+    ];
+    for (want, says) in cases {
+        std::fs::write(&wants_file, serde_json::json!({"wants": [want]}).to_string()).unwrap();
+        let (code, _, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    let sums = t.path().join("sums.json");
+    std::fs::write(&sums, serde_json::json!({"a.tar.gz": hex}).to_string()).unwrap();
+    let own = serde_json::json!({"wants": [{"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {"a.tar.gz": hex}}]});
+    std::fs::write(&wants_file, own.to_string()).unwrap();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--host",
+        p(&host),
+        "--wants",
+        p(&wants_file),
+        "--offline-base",
+        "http://other/y",
+        "--offline-sha256",
+        p(&sums),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("wants[1] (uv@0.12.20) carries its own offline_base"), "{err}");
+    // A checksums file in sha256sum's form: the shapes it takes.
+    std::fs::write(&sums, format!("{hex}  a.tar.gz\n")).unwrap();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--host",
+        p(&host),
+        "--want",
+        "uv@0.12.20",
+        "--offline-base",
+        "http://m/x",
+        "--offline-sha256",
+        p(&sums),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected a JSON object") && err.contains("manifest.json"), "{err}");
 }
