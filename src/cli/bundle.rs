@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use llmgw::host::Arch;
 use llmgw::offline::bundle::{self, BundleError};
+use llmgw::recipe::Engine;
 use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
 use llmgw::system::local::Local;
@@ -103,8 +104,25 @@ fn failure(e: BundleError) -> Result<i32, Failure> {
     }
 }
 
+/// `1 file`, `12 files`.
+fn files(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
 fn create(args: CreateArgs) -> Result<i32, Failure> {
-    let wants = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    let all = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    // Python engines are skipped with a note while another want remains;
+    // with none left, bundle::create refuses them in words.
+    let (python, carried): (Vec<_>, Vec<_>) =
+        all.iter().cloned().partition(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang));
+    let wants = if carried.is_empty() {
+        all
+    } else {
+        for w in &python {
+            eprintln!("llmgw: note: {w}: not carried by bundles (installed from PyPI)");
+        }
+        carried
+    };
     let local = Local::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
     let mut sys = RealSystem::new(local, progress::reporter());
     let made = match bundle::create(&mut sys, &args.github_api, &wants, &args.arches, &args.out) {
@@ -112,9 +130,9 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         Err(e) => return failure(e),
     };
     let mut out = format!(
-        "bundle `{}`: {} files, {} bytes\n",
+        "bundle `{}`: {}, {} bytes\n",
         args.out.display(),
-        made.manifest.files_by_path().len(),
+        files(made.manifest.files_by_path().len()),
         made.bytes
     );
     let rows: Vec<[String; 4]> = made
@@ -142,14 +160,14 @@ fn import(args: ImportArgs) -> Result<i32, Failure> {
     };
     let mirror = args.mirror.display();
     let text = if done.placed.is_empty() {
-        format!(
-            "nothing to import: the mirror `{mirror}` already holds all {} files of the bundle\n",
-            done.already.len()
-        )
+        match done.already.len() {
+            1 => format!("nothing to import: the mirror `{mirror}` already holds the bundle's one file\n"),
+            n => format!("nothing to import: the mirror `{mirror}` already holds all {n} files of the bundle\n"),
+        }
     } else {
         let mut t = format!(
-            "imported {} files into the mirror `{mirror}` ({} already there)\n",
-            done.placed.len(),
+            "imported {} into the mirror `{mirror}` ({} already there)\n",
+            files(done.placed.len()),
             done.already.len()
         );
         for p in &done.placed {

@@ -709,3 +709,179 @@ fn offline_wants_file_rules_are_the_flags_rules_and_the_flags_do_not_override_a_
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("expected a JSON object") && err.contains("manifest.json"), "{err}");
 }
+
+/// `bundle create` from the fake publisher, as a user runs it: (exit code, stdout, stderr).
+fn try_create(publisher: &FakeServer, want: &str, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let api = publisher.base_url();
+    let args = ["bundle", "create", "--github-api", &api, "--want", want, "--arch", "amd64", "--out", p(out)];
+    run(&[&args[..], extra].concat())
+}
+
+#[test]
+fn bundle_create_checks_out_and_its_sha256_file_up_front_and_names_tars_in_any_case() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    // A sha256 file that cannot be written: refused before anything is fetched or written.
+    let zz = t.path().join("zz.tar");
+    std::fs::create_dir(t.path().join("zz.tar.manifest.sha256")).unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &zz, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("zz.tar.manifest.sha256` exists already"), "{err}");
+    assert!(!zz.exists());
+    // One there already is not overwritten.
+    let z = t.path().join("z.tar");
+    std::fs::write(t.path().join("z.tar.manifest.sha256"), "mine\n").unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &z, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read_to_string(t.path().join("z.tar.manifest.sha256")).unwrap(), "mine\n");
+    assert!(!z.exists());
+    // Compressed names are refused; `.TAR` is a tar.
+    for name in ["b.tar.gz", "b.tgz"] {
+        let (code, _, err) = try_create(&publisher, "uv@0.12.20", &t.path().join(name), &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("bundles are plain tar"), "{err}");
+        assert!(!t.path().join(name).exists());
+    }
+    let upper = t.path().join("X.TAR");
+    let (code, out, err) = try_create(&publisher, "uv@0.12.20", &upper, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(upper.is_file(), "a tar, not a directory");
+    assert!(out.contains(": 1 file,"), "{out}");
+    // A directory bundle's manifest is as readable as its assets.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = t.path().join("dir");
+    create(&publisher, &["uv@0.12.20"], &["amd64"], &dir);
+    assert_eq!(std::fs::metadata(dir.join("manifest.json")).unwrap().permissions().mode() & 0o777, 0o644);
+}
+
+#[test]
+fn staging_an_interrupted_run_left_is_removed_by_the_next_and_nothing_else() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+    let stale = t.path().join(".llmgw-import-abc123");
+    let stale_pid = t.path().join(".llmgw-import-999999999-abc123");
+    let live = t.path().join(format!(".llmgw-import-{}-abc123", std::process::id()));
+    let other = t.path().join(".import-abc123");
+    for d in [&stale, &stale_pid, &live, &other] {
+        std::fs::create_dir_all(d.join("uv")).unwrap();
+    }
+    let (code, _, err) =
+        run(&["-v", "bundle", "import", p(&bundle), "--manifest-sha256", &sha, "--mirror", p(&mirror)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!stale.exists() && !stale_pid.exists(), "{err}");
+    assert!(live.exists() && other.exists(), "a running import's staging and other names stay");
+    assert!(err.contains(".llmgw-import-abc123") && err.contains("interrupted"), "{err}");
+
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let stale = t.path().join(".llmgw-bundle-xyz");
+    std::fs::create_dir(&stale).unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &t.path().join("b2.tar"), &["-v"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!stale.exists(), "{err}");
+}
+
+#[test]
+fn bundle_import_refuses_bad_places_and_bad_tars_in_words() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+    let before = tree(&mirror);
+    // A mirror that is a file.
+    let mfile = t.path().join("mfile");
+    std::fs::write(&mfile, "x").unwrap();
+    let (code, _, err) = import(&bundle, &sha, &mfile);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("--mirror `{}` is not a directory", p(&mfile))), "{err}");
+    // A mirror inside the bundle directory.
+    let (code, _, err) = import(&bundle, &sha, &bundle.join("m"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is inside the bundle"), "{err}");
+    assert!(!bundle.join("m").exists());
+    // A mirror file that is a symbolic link is not hashed through.
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "x").unwrap();
+    let uv = "uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz";
+    std::fs::create_dir_all(mirror.join("uv/0.12.20")).unwrap();
+    std::os::unix::fs::symlink(bundle.join(uv), mirror.join(uv)).unwrap();
+    let (code, _, err) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("the mirror's `{uv}` is a symbolic link")), "{err}");
+    std::fs::remove_file(mirror.join(uv)).unwrap();
+    // A gzipped bundle, a truncated one.
+    let tar_path = t.path().join("b.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+    b.append_dir_all(".", &bundle).unwrap();
+    b.into_inner().unwrap();
+    let bytes = std::fs::read(&tar_path).unwrap();
+    let gz = t.path().join("b.tar.gz");
+    let mut gzipped = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    gzipped.extend_from_slice(&bytes[..200]);
+    std::fs::write(&gz, gzipped).unwrap();
+    let (code, _, err) = import(&gz, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a compressed file; bundles are plain tar"), "{err}");
+    let cut = t.path().join("cut.tar");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let (code, _, err) = import(&cut, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    // A symbolic link in a directory bundle says so.
+    let linked = t.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::fs::copy(bundle.join("manifest.json"), linked.join("manifest.json")).unwrap();
+    std::os::unix::fs::symlink(bundle.join("uv"), linked.join("uv")).unwrap();
+    let (code, _, err) = import(&linked, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`uv` is a symbolic link"), "{err}");
+    assert_eq!(tree(&mirror), before);
+    assert_eq!(
+        std::fs::read_dir(t.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".llmgw"))
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_manifest_entry_with_an_empty_asset_name_is_refused_with_its_json_path() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, _, mirror) = bundle_and_mirror(t.path());
+    let mut m = manifest_of(&bundle);
+    let mut empty = m.files[0].clone();
+    empty.asset = String::new();
+    m.files.push(empty.clone());
+    let text = m.to_bytes();
+    let sha = hex::encode(Sha256::digest(&text));
+    // A tar with the manifest first and a file where the empty name's path would be.
+    let tar_path = t.path().join("empty.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(text.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "manifest.json", &text[..]).unwrap();
+    let mut h = tar::Header::new_gnu();
+    h.set_size(1);
+    h.set_mode(0o644);
+    b.append_data(&mut h, format!("{}/{}", empty.engine, empty.version), &b"x"[..]).unwrap();
+    for e in &m.files[..m.files.len() - 1] {
+        b.append_path_with_name(bundle.join(e.path()), e.path()).unwrap();
+    }
+    b.into_inner().unwrap();
+    let (code, _, err) = import(&tar_path, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("manifest.json: files[{}].asset", m.files.len() - 1)), "{err}");
+}
+
+#[test]
+fn bundle_create_skips_python_engines_of_a_wants_file_with_a_note() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let wants = Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/wants.json");
+    let out = t.path().join("b.tar");
+    let api = publisher.base_url();
+    let (code, stdout, err) =
+        run(&["bundle", "create", "--github-api", &api, "--wants", p(&wants), "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("vllm@0.20.1: not carried by bundles (installed from PyPI)"), "{err}");
+    assert!(stdout.contains("uv@0.12.20") && stdout.contains("llama.cpp@b10850"), "{stdout}");
+}
