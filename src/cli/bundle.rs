@@ -36,9 +36,12 @@ enum Command {
 /// Arguments of `bundle create`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
-    llmgw bundle create --want llama.cpp@b10850 --want uv@0.12.20 --arch amd64 --arch arm64 --out llmgw-bundle.tar\n\n\
-    Writes the bundle (manifest.json and <engine>/<version>/<asset>), prints the manifest's sha256 and writes it\n\
-    beside the bundle, in <out>.manifest.sha256: carry it apart from the bundle, to `bundle import --manifest-sha256`.\n\
+    llmgw bundle create --want llama.cpp@b10850 --want uv@0.12.20 \\\n      \
+    --arch amd64 --arch arm64 --out llmgw-bundle.tar\n\n\
+    Writes the bundle (manifest.json and <engine>/<version>/<asset>) and prints\n\
+    the manifest's sha256, also written beside the bundle in\n\
+    <out>.manifest.sha256: carry it apart from the bundle, to\n\
+    `bundle import --manifest-sha256`.\n\n\
     vLLM and SGLang are installed from PyPI, which a bundle does not carry.")]
 struct CreateArgs {
     /// ENGINE@VERSION[:VARIANT] (llama.cpp, uv); repeatable. Without a variant, every build.
@@ -64,9 +67,12 @@ struct CreateArgs {
 /// Arguments of `bundle import`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
-    llmgw bundle import llmgw-bundle.tar --manifest-sha256 $(cat llmgw-bundle.tar.manifest.sha256) --mirror /srv/llmgw-mirror\n\n\
-    Nothing is placed in the mirror unless the manifest has that sha256 and every file of the bundle matches it,\n\
-    with no file missing and none extra. Importing the same bundle again changes nothing.")]
+    llmgw bundle import llmgw-bundle.tar \\\n      \
+    --manifest-sha256 $(cat llmgw-bundle.tar.manifest.sha256) \\\n      \
+    --mirror /srv/llmgw-mirror\n\n\
+    Nothing is placed in the mirror unless the manifest has that sha256 and\n\
+    every file of the bundle matches it, with no file missing and none extra.\n\
+    Importing the same bundle again changes nothing.")]
 struct ImportArgs {
     /// The bundle: a directory or a tar made by `bundle create`.
     #[arg(value_name = "BUNDLE")]

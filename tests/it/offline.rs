@@ -885,3 +885,44 @@ fn bundle_create_skips_python_engines_of_a_wants_file_with_a_note() {
     assert!(err.contains("vllm@0.20.1: not carried by bundles (installed from PyPI)"), "{err}");
     assert!(stdout.contains("uv@0.12.20") && stdout.contains("llama.cpp@b10850"), "{stdout}");
 }
+
+#[test]
+fn the_mirror_served_answers_head_and_serves_regular_files_only() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = t.path().join("mirror");
+    std::fs::create_dir_all(mirror.join("uv/0.12.20")).unwrap();
+    std::fs::write(mirror.join("uv/0.12.20/a.tar.gz"), b"hello").unwrap();
+    let secret = t.path().join("secret");
+    std::fs::write(&secret, b"not the mirror's").unwrap();
+    std::os::unix::fs::symlink(&secret, mirror.join("uv/0.12.20/b.tar.gz")).unwrap();
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    assert_eq!(site.serve_mirror(&mirror).unwrap(), ["uv/0.12.20/a.tar.gz"]);
+    let client = reqwest::blocking::Client::new();
+    let url = format!("{}/uv/0.12.20/a.tar.gz", site.mirror_url());
+    let head = client.head(&url).send().unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["content-length"], "5");
+    assert_eq!(client.get(&url).send().unwrap().bytes().unwrap().as_ref(), b"hello");
+    let link = client.get(format!("{}/uv/0.12.20/b.tar.gz", site.mirror_url())).send().unwrap();
+    assert_eq!(link.status(), 404, "a symbolic link is not served");
+
+    // A mirror that is not a directory: refused before anything is served or printed.
+    for bad in [t.path().join("nonexistent"), secret] {
+        let (code, out, err) = run(&["mock-server", "--mirror", p(&bad)]);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(err.contains(&format!("--mirror `{}`", p(&bad))), "{err}");
+    }
+}
+
+#[test]
+fn the_offline_commands_help_examples_fit_80_columns_unwrapped() {
+    for cmd in [&["bundle", "create"][..], &["bundle", "import"], &["mock-server"]] {
+        let out = llmgw().args(cmd).arg("--help").env("COLUMNS", "80").output().unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let example = &help[help.find("Example:").expect(&help)..];
+        for line in example.lines() {
+            assert!(line.chars().count() <= 80, "{cmd:?}: `{line}` is wider than 80 columns");
+        }
+        assert!(!example.lines().any(|l| l.trim_start().starts_with("# offline_base")), "{example}");
+    }
+}
