@@ -926,3 +926,22 @@ fn the_offline_commands_help_examples_fit_80_columns_unwrapped() {
         assert!(!example.lines().any(|l| l.trim_start().starts_with("# offline_base")), "{example}");
     }
 }
+
+#[test]
+fn a_file_the_mirror_lacks_is_named_by_its_mirror_path_the_same_from_run_to_run() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let host = super::host_path("v100.json");
+    let sums_file = t.path().join("sums.json");
+    let uv: BTreeMap<_, _> = sums.iter().filter(|(k, _)| k.starts_with("uv-")).collect();
+    std::fs::write(&sums_file, serde_json::to_vec(&uv).unwrap()).unwrap();
+    let base = site.mirror_url();
+    let args = ["simulate", "--host", p(&host), "--want", "uv@0.12.21", "--offline-base", &base, "--offline-sha256"];
+    let (code, out, err) = run(&[&args[..], &[p(&sums_file)]].concat());
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("downloading uv-x86_64-unknown-linux-gnu.tar.gz from the mirror at <offline_base>/uv/0.12.21/uv-x86_64-unknown-linux-gnu.tar.gz: HTTP 404"),
+        "{out}"
+    );
+    assert!(!out.contains(&base), "the mirror's port is not in the output: {out}");
+}
