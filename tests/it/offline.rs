@@ -945,3 +945,29 @@ fn a_file_the_mirror_lacks_is_named_by_its_mirror_path_the_same_from_run_to_run(
     );
     assert!(!out.contains(&base), "the mirror's port is not in the output: {out}");
 }
+
+#[test]
+fn bundle_create_says_an_asset_without_a_digest_is_not_bundled() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(MockServer::start());
+    let release = serde_json::json!({"tag_name": "0.12.20", "assets": [{
+        "name": "uv-x86_64-unknown-linux-gnu.tar.gz", "size": 3,
+        "browser_download_url": format!("{}/dl/uv.tar.gz", server.uri()), "digest": null,
+    }]});
+    rt.block_on(
+        Mock::given(method("GET"))
+            .and(path("/repos/astral-sh/uv/releases/tags/0.12.20"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(release))
+            .mount(&server),
+    );
+    let t = tempfile::tempdir().unwrap();
+    let api = server.uri();
+    let out = t.path().join("b.tar");
+    let (code, _, err) =
+        run(&["bundle", "create", "--github-api", &api, "--want", "uv@0.12.20", "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("it cannot be verified, so it is not bundled"), "{err}");
+    assert!(!err.contains("installed"), "{err}");
+}
