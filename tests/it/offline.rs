@@ -905,6 +905,13 @@ fn the_mirror_served_answers_head_and_serves_regular_files_only() {
     assert_eq!(client.get(&url).send().unwrap().bytes().unwrap().as_ref(), b"hello");
     let link = client.get(format!("{}/uv/0.12.20/b.tar.gz", site.mirror_url())).send().unwrap();
     assert_eq!(link.status(), 404, "a symbolic link is not served");
+    // The publisher's release assets answer HEAD too (after the redirect GET takes).
+    let asset =
+        format!("{}/astral-sh/uv/releases/download/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz", site.base_url());
+    let head = client.head(&asset).send().unwrap();
+    let get = client.get(&asset).send().unwrap();
+    assert_eq!((head.status(), get.status()), (reqwest::StatusCode::OK, reqwest::StatusCode::OK));
+    assert_eq!(head.headers()["content-length"], get.headers()["content-length"]);
 
     // A mirror that is not a directory: refused before anything is served or printed.
     for bad in [t.path().join("nonexistent"), secret] {
