@@ -573,6 +573,11 @@ fn a_manifest_of_two_uv_versions_gives_each_want_the_checksums_of_its_version() 
         let (code, _, err) = run(&[&args[..], &[p(&sums)]].concat());
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("the manifest lists no file of uv 0.12.21"), "{err}");
+        // A Python engine is no version the manifest lacks: it is unsupported offline, in words.
+        let args =
+            ["simulate", "--host", p(&host), "--want", "vllm@0.20.1", "--offline-base", &base, "--offline-sha256"];
+        let (_, out, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert!(out.contains("vllm@0.20.1: unsupported"), "{out}{err}");
         m = manifest_of(&bundle);
     }
 }
