@@ -15,11 +15,13 @@ use super::input::Failure;
 #[derive(Debug, Clone, clap::Args)]
 pub struct Offline {
     /// The offline mirror's URL (layout <URL>/<engine>/<version>/<asset>): every want installs from it
-    /// and never contacts the publisher. Needs --offline-sha256.
+    /// and never contacts the publisher. Needs --offline-sha256; refused with a wants file whose wants carry
+    /// their own offline_base.
     #[arg(long, value_name = "URL", requires = "offline_sha256", value_parser = super::input::http_url)]
     offline_base: Option<String>,
     /// The checksums the control plane holds: a JSON object of asset name -> sha256, or a bundle's
-    /// manifest.json. An asset without one is refused. Needs --offline-base.
+    /// manifest.json (each want takes its engine and version's). An asset without one is refused. Needs
+    /// --offline-base.
     #[arg(long, value_name = "FILE", requires = "offline_base")]
     offline_sha256: Option<PathBuf>,
 }
