@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use llmgw::host::Arch;
 use llmgw::offline::bundle::{self, BundleError};
+use llmgw::recipe::Engine;
 use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
 use llmgw::system::local::Local;
@@ -35,9 +36,12 @@ enum Command {
 /// Arguments of `bundle create`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
-    llmgw bundle create --want llama.cpp@b10850 --want uv@0.12.20 --arch amd64 --arch arm64 --out llmgw-bundle.tar\n\n\
-    Writes the bundle (manifest.json and <engine>/<version>/<asset>), prints the manifest's sha256 and writes it\n\
-    beside the bundle, in <out>.manifest.sha256: carry it apart from the bundle, to `bundle import --manifest-sha256`.\n\
+    llmgw bundle create --want llama.cpp@b10850 --want uv@0.12.20 \\\n      \
+    --arch amd64 --arch arm64 --out llmgw-bundle.tar\n\n\
+    Writes the bundle (manifest.json and <engine>/<version>/<asset>) and prints\n\
+    the manifest's sha256, also written beside the bundle in\n\
+    <out>.manifest.sha256: carry it apart from the bundle, to\n\
+    `bundle import --manifest-sha256`.\n\n\
     vLLM and SGLang are installed from PyPI, which a bundle does not carry.")]
 struct CreateArgs {
     /// ENGINE@VERSION[:VARIANT] (llama.cpp, uv); repeatable. Without a variant, every build.
@@ -53,7 +57,7 @@ struct CreateArgs {
     #[arg(long, value_name = "DIR|FILE.tar")]
     out: PathBuf,
     /// GitHub's REST API (the fake server in tests).
-    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API)]
+    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API, value_parser = input::http_url)]
     github_api: String,
     /// A GitHub token, sent to GitHub's API only (a higher rate limit).
     #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true, hide = true)]
@@ -63,9 +67,12 @@ struct CreateArgs {
 /// Arguments of `bundle import`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  \
-    llmgw bundle import llmgw-bundle.tar --manifest-sha256 $(cat llmgw-bundle.tar.manifest.sha256) --mirror /srv/llmgw-mirror\n\n\
-    Nothing is placed in the mirror unless the manifest has that sha256 and every file of the bundle matches it,\n\
-    with no file missing and none extra. Importing the same bundle again changes nothing.")]
+    llmgw bundle import llmgw-bundle.tar \\\n      \
+    --manifest-sha256 $(cat llmgw-bundle.tar.manifest.sha256) \\\n      \
+    --mirror /srv/llmgw-mirror\n\n\
+    Nothing is placed in the mirror unless the manifest has that sha256 and\n\
+    every file of the bundle matches it, with no file missing and none extra.\n\
+    Importing the same bundle again changes nothing.")]
 struct ImportArgs {
     /// The bundle: a directory or a tar made by `bundle create`.
     #[arg(value_name = "BUNDLE")]
@@ -103,8 +110,25 @@ fn failure(e: BundleError) -> Result<i32, Failure> {
     }
 }
 
+/// `1 file`, `12 files`.
+fn files(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
 fn create(args: CreateArgs) -> Result<i32, Failure> {
-    let wants = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    let all = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
+    // Python engines are skipped with a note while another want remains;
+    // with none left, bundle::create refuses them in words.
+    let (python, carried): (Vec<_>, Vec<_>) =
+        all.iter().cloned().partition(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang));
+    let wants = if carried.is_empty() {
+        all
+    } else {
+        for w in &python {
+            eprintln!("llmgw: note: {w}: not carried by bundles (installed from PyPI)");
+        }
+        carried
+    };
     let local = Local::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
     let mut sys = RealSystem::new(local, progress::reporter());
     let made = match bundle::create(&mut sys, &args.github_api, &wants, &args.arches, &args.out) {
@@ -112,9 +136,9 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         Err(e) => return failure(e),
     };
     let mut out = format!(
-        "bundle `{}`: {} files, {} bytes\n",
+        "bundle `{}`: {}, {} bytes\n",
         args.out.display(),
-        made.manifest.files_by_path().len(),
+        files(made.manifest.files_by_path().len()),
         made.bytes
     );
     let rows: Vec<[String; 4]> = made
@@ -142,14 +166,14 @@ fn import(args: ImportArgs) -> Result<i32, Failure> {
     };
     let mirror = args.mirror.display();
     let text = if done.placed.is_empty() {
-        format!(
-            "nothing to import: the mirror `{mirror}` already holds all {} files of the bundle\n",
-            done.already.len()
-        )
+        match done.already.len() {
+            1 => format!("nothing to import: the mirror `{mirror}` already holds the bundle's one file\n"),
+            n => format!("nothing to import: the mirror `{mirror}` already holds all {n} files of the bundle\n"),
+        }
     } else {
         let mut t = format!(
-            "imported {} files into the mirror `{mirror}` ({} already there)\n",
-            done.placed.len(),
+            "imported {} into the mirror `{mirror}` ({} already there)\n",
+            files(done.placed.len()),
             done.already.len()
         );
         for p in &done.placed {

@@ -65,6 +65,13 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
     flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
 }
 
+/// A URL flag (`--github-api`, `--offline-base`): http:// or https:// with
+/// a host, checked when the command line is parsed.
+pub fn http_url(s: &str) -> Result<String, String> {
+    llmgw::recipe::check_http_url(s).map_err(|e| format!("`{s}` {e}"))?;
+    Ok(s.to_string())
+}
+
 /// Reads and checks the agent's configuration file.
 pub fn agent_config(path: &Path) -> Result<llmgw::agent::AgentConfig, Failure> {
     let text = read("configuration file", path)?;

@@ -9,7 +9,8 @@ use super::input::Failure;
 #[command(after_help = "Example:\n  \
     llmgw mock-server --port 8080 &\n  \
     curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850\n  \
-    llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror   # offline_base http://127.0.0.1:8080/mirror")]
+    # with a mirror; its offline_base is http://127.0.0.1:8080/mirror\n  \
+    llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror")]
 pub struct Args {
     /// The loopback port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
@@ -22,6 +23,12 @@ pub struct Args {
 
 /// Serves until the process is stopped (Ctrl-C, SIGTERM).
 pub fn run(args: Args) -> Result<i32, Failure> {
+    if let Some(dir) = &args.mirror
+        && !dir.is_dir()
+    {
+        let why = if dir.exists() { "is not a directory" } else { "does not exist" };
+        return Err(Failure::BadInput(format!("--mirror `{}` {why}", dir.display())));
+    }
     let catalog = embedded_catalog();
     let server = FakeServer::start_on(catalog, args.port)
         .map_err(|e| Failure::BadInput(format!("--port {}: cannot serve: {e}", args.port)))?;
@@ -33,7 +40,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let files = server
             .serve_mirror(dir)
             .map_err(|e| Failure::BadInput(format!("--mirror `{}`: cannot serve it: {e}", dir.display())))?;
-        println!("serving the mirror `{}` ({} files) at {}", dir.display(), files.len(), server.mirror_url());
+        let n = format!("{} file{}", files.len(), if files.len() == 1 { "" } else { "s" });
+        println!("serving the mirror `{}` ({n}) at {}", dir.display(), server.mirror_url());
     }
     println!("stop with Ctrl-C");
     loop {

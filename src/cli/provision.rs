@@ -44,13 +44,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     host: Option<PathBuf>,
     /// GitHub's REST API (a mirror, or the fake server in tests).
-    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API)]
+    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API, value_parser = input::http_url)]
     github_api: String,
     /// PyPI's simple index.
-    #[arg(long, value_name = "URL", env = "LLMGW_PYPI_INDEX", default_value = PYPI_SIMPLE)]
+    #[arg(long, value_name = "URL", env = "LLMGW_PYPI_INDEX", default_value = PYPI_SIMPLE, value_parser = input::http_url)]
     pypi_index: String,
     /// PyTorch's wheel host, under which each CUDA version has its index.
-    #[arg(long, value_name = "URL", env = "LLMGW_PYTORCH_INDEX", default_value = PYTORCH_WHL)]
+    #[arg(long, value_name = "URL", env = "LLMGW_PYTORCH_INDEX", default_value = PYTORCH_WHL, value_parser = input::http_url)]
     pytorch_index: String,
     /// Seconds a build's version command or GPU check may run before it is killed.
     #[arg(long, value_name = "SECS", default_value_t = converge::CHECK_TIMEOUT_SECS)]

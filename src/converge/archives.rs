@@ -39,9 +39,14 @@ pub(super) fn fetch_and_unpack(
     let mut digests = Vec::new();
     for ((asset, job), first) in wanted.iter().zip(firsts) {
         let name = &asset.name;
+        let from = from_where(asset);
         let (digest, unpacked) = verified_twice(sys, asset, Some(first), |sys, first| {
-            let got =
-                crate::retry::fetch_unpack(sys, name, job, first).map_err(|e| format!("downloading {name}: {e}"))?;
+            let got = crate::retry::fetch_unpack(sys, name, job, first).map_err(|e| {
+                if !from.is_empty() {
+                    tracing::info!("downloading {name} from {} failed: {e}", job.url);
+                }
+                format!("downloading {name}{from}: {e}")
+            })?;
             Ok((got.bytes, got.sha256, got.unpacked))
         })?;
         // The publisher's own bytes, refused: an archive llmgw will not unpack.
@@ -53,4 +58,17 @@ pub(super) fn fetch_and_unpack(
         sys.merge_into(&job.into, &tree).map_err(|e| e.to_string())?;
     }
     Ok(Built { files: crate::archive::last_write_wins(files), assets: digests, depends_on: vec![] })
+}
+
+/// Where an offline asset comes from, for a failure's message: ` from the
+/// mirror at <offline_base>/uv/0.12.21/<asset>` (the mirror's path of it,
+/// the base left as a placeholder so that the words are the same from run
+/// to run; `-v` logs the whole URL). Empty for the publisher's assets.
+fn from_where(asset: &crate::release::Asset) -> String {
+    if asset.digest_from != crate::release::DigestFrom::ControlPlane {
+        return String::new();
+    }
+    let mut parts: Vec<&str> = asset.browser_download_url.rsplitn(4, '/').take(3).collect();
+    parts.reverse();
+    format!(" from the mirror at <offline_base>/{}", parts.join("/"))
 }

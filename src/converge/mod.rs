@@ -148,6 +148,10 @@ pub fn install_plan(
         let paths = Paths::new(&cfg.engines_dir, want.engine, build);
         match verify_installed(sys, host, cfg, want, build, &paths) {
             Verified::Absent => {}
+            Verified::Untrusted(why) => {
+                tracing::info!(variant = %build.variant, "{why}");
+                notes.push(why);
+            }
             Verified::Whole(binary, why) => {
                 attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
                 attempts.extend(left_out(&plan));
@@ -233,6 +237,8 @@ fn join_notes(notes: Vec<String>) -> Option<String> {
 
 enum Verified {
     Absent,
+    /// Installed, but not from assets with the offline want's checksums.
+    Untrusted(String),
     Whole(PathBuf, String),
     Broken(String),
 }
@@ -259,6 +265,25 @@ fn verify_installed(
     let chosen_by_name = record.for_want.contains(':');
     if chosen_by_name && want.variant.is_none() && record.for_want != want.to_string() {
         return Verified::Absent;
+    }
+    // An offline want trusts the control plane's checksums only: an install
+    // answers it when every asset it was made from has the digest
+    // offline_sha256 gives for that asset. Otherwise it is left in place
+    // (it may answer online wants) and the build is installed afresh from
+    // the mirror, checked against those checksums.
+    if want.offline_base.is_some() {
+        let trusted = !record.assets.is_empty()
+            && record
+                .assets
+                .iter()
+                .all(|a| want.offline_sha256.get(&a.name).is_some_and(|h| h.eq_ignore_ascii_case(&a.sha256)));
+        if !trusted {
+            return Verified::Untrusted(format!(
+                "the installed {} build was verified against other digests than offline_sha256 gives; \
+                 not reused for this offline want",
+                build.variant
+            ));
+        }
     }
     for f in &record.files {
         match sys.sha256_file(&paths.install.join(&f.path)) {

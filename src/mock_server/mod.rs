@@ -328,7 +328,7 @@ impl FakeServer {
             for (s, api) in served.iter().zip(&json.assets) {
                 let location = format!("{base}{}", s.download_path);
                 let download = format!("/{}/releases/download/{}/{}", release.repo, release.tag, s.name);
-                mocks.push(Mock::given(method("GET")).and(decoded_path(download)).respond_with(redirect(&location)));
+                mocks.push(Mock::given(get_or_head).and(decoded_path(download)).respond_with(redirect(&location)));
                 let api_path = format!("/repos/{}/releases/assets/{}", release.repo, s.id);
                 mocks.push(
                     Mock::given(method("GET"))
@@ -339,7 +339,7 @@ impl FakeServer {
                 );
                 mocks.push(Mock::given(method("GET")).and(path(api_path)).respond_with(api_json(200, to_json(api))));
                 mocks.push(
-                    Mock::given(method("GET")).and(decoded_path(s.download_path.clone())).respond_with(
+                    Mock::given(get_or_head).and(decoded_path(s.download_path.clone())).respond_with(
                         ResponseTemplate::new(200)
                             .set_delay(std::time::Duration::from_millis(
                                 asset_of(release, &s.name).map_or(0, |a| a.delay_ms),
@@ -896,6 +896,12 @@ fn redirect(location: &str) -> ResponseTemplate {
 
 fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+/// GET, or HEAD: the same headers without the body, as GitHub's download
+/// hosts answer it.
+fn get_or_head(req: &Request) -> bool {
+    req.method == wiremock::http::Method::GET || req.method == wiremock::http::Method::HEAD
 }
 
 #[cfg(test)]

@@ -128,14 +128,26 @@ impl Manifest {
         self.files.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase()))).collect()
     }
 
-    /// asset name -> sha256: the checksums the control plane holds for an
-    /// offline want (`offline_sha256`).
+    /// asset name -> sha256 of the files of `engine` at `version`: the
+    /// checksums an offline want of that version takes from a manifest.
+    pub fn sha256_for(&self, engine: Engine, version: &str) -> BTreeMap<String, String> {
+        self.files
+            .iter()
+            .filter(|e| e.engine == engine && e.version == version)
+            .map(|e| (e.asset.clone(), e.sha256.to_ascii_lowercase()))
+            .collect()
+    }
+
+    /// asset name -> sha256 of every file: the checksums the control plane
+    /// holds for offline wants of a bundle of one version per engine.
     pub fn sha256_by_asset(&self) -> BTreeMap<String, String> {
         self.files.iter().map(|e| (e.asset.clone(), e.sha256.to_ascii_lowercase())).collect()
     }
 }
 
-fn plain_name(name: &str) -> bool {
+/// Whether `name` is a plain file name: not empty, not `.` or `..`, no
+/// separator.
+pub(crate) fn plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
@@ -242,6 +254,11 @@ pub fn fetch_into(
                 releases.insert(key.clone(), r);
             }
             let asset = releases[&key].asset(&p.entry.asset).map_err(|e| BundleError::Fetch(e.to_string()))?;
+            if let Err(release::ReleaseError::NoDigest { asset, why }) = asset.sha256() {
+                return Err(BundleError::Fetch(format!(
+                    "asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not bundled"
+                )));
+            }
             let dest = dir.join(&path);
             if let Some(parent) = dest.parent() {
                 sys.create_dir_all(parent).map_err(|e| BundleError::Io(e.to_string()))?;
@@ -299,11 +316,15 @@ pub fn create(
     out: &Path,
 ) -> Result<Created, BundleError> {
     let planned = plan(wants, arches)?;
-    if out.exists() {
-        return Err(BundleError::Refused(format!(
-            "--out `{}` exists already; a bundle is written to a new path",
-            out.display()
-        )));
+    let as_tar = out_is_tar(out)?;
+    let sha256_file = sha256_file_of(out);
+    for (flag, path) in [("--out", out), ("the manifest's sha256 file beside it,", sha256_file.as_path())] {
+        if fs::symlink_metadata(path).is_ok() {
+            return Err(BundleError::Refused(format!(
+                "{flag} `{}` exists already; a bundle is written to a new path",
+                path.display()
+            )));
+        }
     }
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !parent.is_dir() {
@@ -313,26 +334,102 @@ pub fn create(
             parent.display()
         )));
     }
+    remove_stale_staging(parent, BUNDLE_STAGING);
     let staging = tempfile::Builder::new()
-        .prefix(".llmgw-bundle-")
+        .prefix(&staging_prefix(BUNDLE_STAGING))
         .tempdir_in(parent)
         .map_err(io_err("cannot stage in", parent))?;
     let tree = staging.path().join("bundle");
     fs::create_dir_all(&tree).map_err(io_err("cannot create", &tree))?;
     let manifest = fetch_into(sys, github_api, &planned, &tree)?;
     let manifest_bytes = manifest.to_bytes();
-    if out.extension().is_some_and(|x| x == "tar") {
-        let tar = staging.path().join("bundle.tar");
-        write_tar(&tree, &manifest, &tar)?;
-        fs::rename(&tar, out).map_err(io_err("cannot write", out))?;
-    } else {
-        fs::rename(&tree, out).map_err(io_err("cannot write", out))?;
-    }
+    // Readable as the assets are (write_atomic makes a private file).
+    set_mode_644(&tree.join(MANIFEST)).map_err(io_err("cannot write", &tree.join(MANIFEST)))?;
     let manifest_sha256 = hex::encode(Sha256::digest(&manifest_bytes));
-    let sha256_file = sha256_file_of(out);
-    fs::write(&sha256_file, format!("{manifest_sha256}\n")).map_err(io_err("cannot write", &sha256_file))?;
+    // The sha256 file first, then the bundle: a bundle never lies there
+    // without it, and one that cannot be placed takes it away again.
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&sha256_file)
+        .and_then(|mut f| f.write_all(format!("{manifest_sha256}\n").as_bytes()))
+        .map_err(|e| {
+            let _ = fs::remove_file(&sha256_file);
+            io_err("cannot write", &sha256_file)(e)
+        })?;
+    let placed = if as_tar {
+        let tar = staging.path().join("bundle.tar");
+        write_tar(&tree, &manifest, &tar).and_then(|()| fs::rename(&tar, out).map_err(io_err("cannot write", out)))
+    } else {
+        fs::rename(&tree, out).map_err(io_err("cannot write", out))
+    };
+    if let Err(e) = placed {
+        let _ = fs::remove_file(&sha256_file);
+        return Err(e);
+    }
     let bytes = manifest.files_by_path().values().map(|(s, _)| s).sum();
     Ok(Created { manifest, manifest_sha256, sha256_file, bytes })
+}
+
+/// Whether `--out` names a tar: it ends in `.tar`, in any case. A
+/// compressed tar's name (`.tar.gz`, `.tgz`, …) is refused: bundles are
+/// plain tar.
+///
+/// # Errors
+/// [`BundleError::Refused`] naming `out`.
+pub fn out_is_tar(out: &Path) -> Result<bool, BundleError> {
+    let name = out.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    for ext in [".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.zst", ".tar.bz2", ".gz", ".zst", ".xz", ".bz2", ".zip"] {
+        if name.ends_with(ext) {
+            return Err(BundleError::Refused(format!(
+                "--out `{}`: bundles are plain tar, not compressed; name it .tar (or a directory)",
+                out.display()
+            )));
+        }
+    }
+    Ok(name.ends_with(".tar"))
+}
+
+/// The kinds of staging llmgw leaves beside a bundle or a mirror while it works.
+const BUNDLE_STAGING: &str = ".llmgw-bundle-";
+const IMPORT_STAGING: &str = ".llmgw-import-";
+
+/// A staging directory's prefix: the kind and this process's id, so that
+/// a later run can tell one whose process is gone (`.llmgw-import-4242-`).
+fn staging_prefix(kind: &str) -> String {
+    format!("{kind}{}-", std::process::id())
+}
+
+/// Removes the staging directories of `kind` in `dir` that an interrupted
+/// run left: those whose process is no longer running (or whose name does
+/// not say which), and says so at info level. Only names with llmgw's
+/// prefix are touched; where processes cannot be seen (no `/proc`),
+/// nothing is removed.
+fn remove_stale_staging(dir: &Path, kind: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(listing) = fs::read_dir(dir) else { return };
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(kind) else { continue };
+        let running = rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if running || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        match fs::remove_dir_all(entry.path()) {
+            Ok(()) => tracing::info!("removed `{}`, which an interrupted llmgw run left", entry.path().display()),
+            Err(e) => tracing::warn!("could not remove `{}`, left by an interrupted run: {e}", entry.path().display()),
+        }
+    }
+}
+
+fn set_mode_644(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o644))
 }
 
 /// Writes the bundle in `tree` as a tar at `out`: `manifest.json` first,
@@ -406,18 +503,42 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
             parent.display()
         )));
     }
+    if mirror.exists() && !mirror.is_dir() {
+        return Err(BundleError::Refused(format!("--mirror `{}` is not a directory", mirror.display())));
+    }
+    if meta.is_dir()
+        && let (Ok(b), Ok(p)) = (fs::canonicalize(bundle), fs::canonicalize(parent))
+        && p.join(mirror.file_name().unwrap_or_default()).starts_with(&b)
+    {
+        return Err(BundleError::Refused(format!(
+            "--mirror `{}` is inside the bundle `{}`; give a mirror outside it",
+            mirror.display(),
+            bundle.display()
+        )));
+    }
+    remove_stale_staging(parent, IMPORT_STAGING);
     let staging = tempfile::Builder::new()
-        .prefix(".llmgw-import-")
+        .prefix(&staging_prefix(IMPORT_STAGING))
         .tempdir_in(parent)
         .map_err(io_err("cannot stage in", parent))?;
     let refuse =
         |what: String| BundleError::Refused(format!("bundle `{}`: {what}; nothing was imported", bundle.display()));
 
     // Everything the bundle holds, copied into staging and hashed on the way.
-    let staged = if meta.is_dir() {
-        stage_dir(bundle, staging.path()).map_err(&refuse)?
-    } else {
-        stage_tar(bundle, staging.path()).map_err(&refuse)?
+    let staged = if meta.is_dir() { stage_dir(bundle, staging.path()) } else { stage_tar(bundle, staging.path()) };
+    let staged = match staged {
+        Ok(s) => s,
+        // A manifest vouched for and malformed says more than what it made of the files.
+        Err(e) => {
+            let m = fs::read(staging.path().join(MANIFEST)).ok();
+            if let Some(m) = m
+                && hex::encode(Sha256::digest(&m)) == given
+                && let Err(bad) = Manifest::from_json(&String::from_utf8_lossy(&m))
+            {
+                return Err(refuse(format!("{MANIFEST}: {bad}")));
+            }
+            return Err(refuse(e));
+        }
     };
     let Some((_, got)) = staged.get(MANIFEST) else {
         return Err(refuse(format!("it holds no {MANIFEST}")));
@@ -449,7 +570,11 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
     let mut imported = Imported { placed: vec![], already: vec![] };
     for (path, (_, sha)) in &listed {
         let dest = mirror.join(path);
-        if dest.exists() {
+        if let Ok(m) = fs::symlink_metadata(&dest) {
+            if !m.is_file() {
+                let what = if m.file_type().is_symlink() { "a symbolic link" } else { "not a regular file" };
+                return Err(refuse(format!("the mirror's `{path}` is {what}; a mirror holds regular files only",)));
+            }
             let (_, h) = hash_file(&dest).map_err(io_err("cannot read", &dest))?;
             if &h != sha {
                 return Err(refuse(format!(
@@ -548,6 +673,8 @@ fn stage_dir(dir: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, String
                 let name = bundle_path(&rel)?;
                 let f = fs::File::open(entry.path()).map_err(|e| format!("cannot read `{name}`: {e}"))?;
                 out.insert(name.clone(), copy_hashing(f, &staging.join(&name)).map_err(|e| format!("`{name}`: {e}"))?);
+            } else if kind.is_symlink() {
+                return Err(format!("`{}` is a symbolic link; a bundle holds regular files only", rel.display()));
             } else {
                 return Err(format!("`{}` is not a regular file", rel.display()));
             }
@@ -559,12 +686,27 @@ fn stage_dir(dir: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, String
 /// Stages every file of the tar `path`: only regular files and directories
 /// with plain relative paths are taken; anything else is refused.
 fn stage_tar(path: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, String)>, String> {
+    let mut file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut magic = [0u8; 6];
+    let n = file.read(&mut magic).map_err(|e| e.to_string())?;
+    let compressed = [&b"\x1f\x8b"[..], b"\x28\xb5\x2f\xfd", b"\xfd7zXZ\0", b"BZh", b"PK\x03\x04"];
+    if compressed.iter().any(|m| magic[..n].starts_with(m)) {
+        return Err("it is a compressed file; bundles are plain tar (decompress it first)".into());
+    }
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
     let file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let truncated = |e: io::Error| {
+        if e.kind() == io::ErrorKind::UnexpectedEof || size % 512 != 0 {
+            "the tar is truncated".to_string()
+        } else {
+            format!("not a tar: {}", String::from_utf8_lossy(e.to_string().as_bytes()).escape_debug())
+        }
+    };
     let mut tar = tar::Archive::new(io::BufReader::new(file));
     let mut out = BTreeMap::new();
     let mut names = BTreeSet::new();
-    for entry in tar.entries().map_err(|e| format!("not a tar: {e}"))? {
-        let entry = entry.map_err(|e| format!("not a tar: {e}"))?;
+    for entry in tar.entries().map_err(truncated)? {
+        let entry = entry.map_err(truncated)?;
         // Directories are not placed as such (`./` of `tar -C dir -cf … .`);
         // a file's own path makes its parents.
         if entry.header().entry_type() == tar::EntryType::Directory {
@@ -579,7 +721,18 @@ fn stage_tar(path: &Path, staging: &Path) -> Result<BTreeMap<String, (u64, Strin
         if !names.insert(name.clone()) {
             return Err(format!("`{name}` is in the tar twice"));
         }
-        out.insert(name.clone(), copy_hashing(entry, &staging.join(&name)).map_err(|e| format!("`{name}`: {e}"))?);
+        let size_of_entry = entry.header().size().map_err(truncated)?;
+        let copied = copy_hashing(entry, &staging.join(&name)).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => format!("`{name}`: the tar is truncated"),
+            _ => format!("`{name}`: {e}"),
+        })?;
+        if copied.0 != size_of_entry {
+            return Err(format!("`{name}`: the tar is truncated"));
+        }
+        out.insert(name.clone(), copied);
+    }
+    if size % 512 != 0 {
+        return Err("the tar is truncated".into());
     }
     Ok(out)
 }

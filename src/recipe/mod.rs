@@ -20,7 +20,7 @@ use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
 pub use python::UV_VERSION;
-pub use want::{Engine, Want, WantsFile, compare_versions};
+pub use want::{Engine, Want, WantsFile, check_http_url, compare_versions};
 
 /// One published build, chosen for one machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -184,23 +184,60 @@ impl Want {
             }
         }
         match &self.offline_base {
-            Some(base)
-                if !(base.starts_with("http://") || base.starts_with("https://")) || base.contains(['?', '#']) =>
-            {
-                return Err(format!("offline_base: `{base}` is not an http:// or https:// URL of a mirror"));
+            Some(base) => {
+                check_http_url(base).map_err(|e| format!("offline_base: `{base}` {e}"))?;
+                if self.offline_sha256.is_empty() {
+                    return Err("offline_sha256: names no checksum; an offline want needs the control plane's \
+                                checksums of its assets beside offline_base"
+                        .into());
+                }
             }
             None if !self.offline_sha256.is_empty() => {
                 return Err("offline_sha256: checksums are given without offline_base, the mirror they are for".into());
             }
-            _ => {}
+            None => {}
         }
         for (name, hex) in &self.offline_sha256 {
+            if !crate::offline::bundle::plain_name(name) {
+                return Err(format!("offline_sha256: `{name}` is not an asset's file name"));
+            }
             if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
                 return Err(format!("offline_sha256.{name}: `{hex}` is not a sha256 (64 hex digits)"));
             }
         }
         Ok(())
     }
+}
+
+/// Checks that `url` is an `http://` or `https://` URL (the scheme in any
+/// case) with a host, and no query string, fragment or white space: a base
+/// that paths are appended to (a mirror, an API).
+///
+/// # Errors
+/// A sentence saying what is wrong, to follow the URL: "has no host".
+pub fn check_http_url(url: &str) -> Result<(), String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("is not an http:// or https:// URL".into());
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!("has the scheme `{scheme}`; only http:// and https:// are supported"));
+    }
+    if url.contains(char::is_whitespace) {
+        return Err("contains white space".into());
+    }
+    if url.contains('?') {
+        return Err("has a query string, which is not supported: asset paths are appended to the URL".into());
+    }
+    if url.contains('#') {
+        return Err("has a fragment (#), which is not supported: asset paths are appended to the URL".into());
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or_default() };
+    if host.is_empty() {
+        return Err("has no host".into());
+    }
+    Ok(())
 }
 
 impl fmt::Display for Want {
@@ -288,8 +325,20 @@ mod tests {
         );
         let w = &WantsFile::from_json(&ok).unwrap().wants[0];
         assert_eq!((w.offline_base.as_deref(), w.offline_sha256.len()), (Some("http://m/x"), 1));
+        assert!(WantsFile::from_json(&ok.replace("http://m/x", "HTTPS://m/x")).is_ok(), "a scheme in any case");
         let cases = [
-            (ok.replace("http://m/x", "ftp://m"), "wants[0].offline_base: `ftp://m` is not an http:// or https:// URL"),
+            (ok.replace("http://m/x", "ftp://m"), "wants[0].offline_base: `ftp://m` has the scheme `ftp`"),
+            (
+                ok.replace("http://m/x", "http://m/x?token=a"),
+                "wants[0].offline_base: `http://m/x?token=a` has a query string",
+            ),
+            (ok.replace("http://m/x", "http://"), "wants[0].offline_base: `http://` has no host"),
+            (
+                ok.replace(&format!(r#", "offline_sha256": {{"a.tar.gz": "{hex}"}}"#), ""),
+                "wants[0].offline_sha256: names no checksum",
+            ),
+            (ok.replace(&format!(r#"{{"a.tar.gz": "{hex}"}}"#), "{}"), "wants[0].offline_sha256: names no checksum"),
+            (ok.replace("a.tar.gz", ""), "wants[0].offline_sha256: `` is not an asset's file name"),
             (ok.replace(&hex, "00"), "wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"),
             (
                 ok.replace(r#""offline_base": "http://m/x", "#, ""),

@@ -401,7 +401,7 @@ fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
     assert_eq!(code, 2);
     assert!(err.contains("wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"), "{err}");
     let (code, _, err) =
-        run(&["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "ftp://mirror"]);
+        run(&["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", "http://mirror"]);
     assert_eq!(code, 2);
     assert!(err.contains("--offline-sha256"), "{err}");
 }
@@ -505,4 +505,484 @@ fn provision_takes_the_offline_flags_and_refuses_them_half_given() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("--offline-sha256: cannot read `/nonexistent/sums.json`"), "{err}");
+}
+
+#[test]
+fn an_install_already_there_answers_an_offline_want_only_with_the_control_planes_digests() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let host = super::host_path("v100.json");
+    let wants_file = t.path().join("wants.json");
+    let uv = "uv-x86_64-unknown-linux-gnu.tar.gz";
+    let wrong = serde_json::json!({uv: "2".repeat(64)});
+    let wants = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": wrong},
+    ]});
+    std::fs::write(&wants_file, wants.to_string()).unwrap();
+    let (code, out, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_ne!(code, 0, "{out}{err}");
+    let second = out.lines().filter(|l| l.starts_with("uv@0.12.20:")).nth(1).expect(&out);
+    assert!(!second.contains("ready"), "the online install is not trusted offline: {out}");
+    assert!(out.contains("not reused for this offline want"), "{out}");
+
+    // With the control plane's own digests the install there answers it.
+    let good: BTreeMap<_, _> = sums.iter().filter(|(k, _)| k.starts_with("uv-")).collect();
+    let wants = serde_json::json!({"wants": [
+        {"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": site.mirror_url(), "offline_sha256": good},
+    ]});
+    std::fs::write(&wants_file, wants.to_string()).unwrap();
+    let (code, out, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let second = out.lines().filter(|l| l.starts_with("uv@0.12.20:")).nth(1).expect(&out);
+    assert!(second.contains("ready x86_64"), "{out}");
+}
+
+#[test]
+fn a_manifest_of_two_uv_versions_gives_each_want_the_checksums_of_its_version() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, _) = site(t.path());
+    let bundle = t.path().join("bundle");
+    let mut m = manifest_of(&bundle);
+    let uv = "uv-x86_64-unknown-linux-gnu.tar.gz";
+    // The same asset name for another version, with other bytes, listed first and last.
+    let mut other = m.files.iter().find(|e| e.asset == uv).unwrap().clone();
+    other.version = "0.12.99".into();
+    other.sha256 = "2".repeat(64);
+    for at_end in [false, true] {
+        let mut files = m.files.clone();
+        if at_end {
+            files.push(other.clone())
+        } else {
+            files.insert(0, other.clone())
+        }
+        m.files = files;
+        let sums = t.path().join("manifest.json");
+        std::fs::write(&sums, m.to_bytes()).unwrap();
+        let base = site.mirror_url();
+        let host = super::host_path("v100.json");
+        let args =
+            ["simulate", "--host", p(&host), "--want", "uv@0.12.20", "--offline-base", &base, "--offline-sha256"];
+        let (code, out, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert_eq!(code, 0, "other version at end: {at_end}: {out}{err}");
+        assert!(out.contains("uv@0.12.20: ready x86_64"), "{out}");
+        // A version the manifest does not list: refused up front, naming it.
+        let args =
+            ["simulate", "--host", p(&host), "--want", "uv@0.12.21", "--offline-base", &base, "--offline-sha256"];
+        let (code, _, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("the manifest lists no file of uv 0.12.21"), "{err}");
+        // A Python engine is no version the manifest lacks: it is unsupported offline, in words.
+        let args =
+            ["simulate", "--host", p(&host), "--want", "vllm@0.20.1", "--offline-base", &base, "--offline-sha256"];
+        let (_, out, err) = run(&[&args[..], &[p(&sums)]].concat());
+        assert!(out.contains("vllm@0.20.1: unsupported"), "{out}{err}");
+        m = manifest_of(&bundle);
+    }
+}
+
+#[test]
+fn url_flags_are_checked_when_parsed_and_say_what_is_wrong() {
+    let host = super::host_path("v100.json");
+    let cases = [
+        (
+            vec![
+                "bundle",
+                "create",
+                "--want",
+                "uv@0.12.20",
+                "--arch",
+                "amd64",
+                "--out",
+                "/nonexistent/b.tar",
+                "--github-api",
+                "notaurl",
+            ],
+            "`notaurl` is not an http:// or https:// URL",
+        ),
+        (
+            vec![
+                "bundle",
+                "create",
+                "--want",
+                "uv@0.12.20",
+                "--arch",
+                "amd64",
+                "--out",
+                "/nonexistent/b.tar",
+                "--github-api",
+                "ftp://x/",
+            ],
+            "`ftp://x/` has the scheme `ftp`",
+        ),
+        (
+            vec![
+                "simulate",
+                "--host",
+                p(&host),
+                "--want",
+                "uv@0.12.20",
+                "--offline-base",
+                "http://",
+                "--offline-sha256",
+                "/x.json",
+            ],
+            "`http://` has no host",
+        ),
+        (
+            vec![
+                "simulate",
+                "--host",
+                p(&host),
+                "--want",
+                "uv@0.12.20",
+                "--offline-base",
+                "http://m/mirror?token=abc",
+                "--offline-sha256",
+                "/x.json",
+            ],
+            "has a query string, which is not supported",
+        ),
+    ];
+    for (args, says) in cases {
+        let started = std::time::Instant::now();
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{err}");
+        assert!(started.elapsed().as_secs() < 10, "at once, not after retries");
+    }
+}
+
+#[test]
+fn offline_wants_file_rules_are_the_flags_rules_and_the_flags_do_not_override_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let host = super::host_path("v100.json");
+    let wants_file = t.path().join("wants.json");
+    let hex = "ab".repeat(32);
+    let cases = [
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x"}),
+            "wants[0].offline_sha256: names no checksum",
+        ),
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {}}),
+            "wants[0].offline_sha256: names no checksum",
+        ),
+        (
+            serde_json::json!({"engine": "uv", "version": "0.12.20", "offline_base": "HTTP://m/x?a=b", "offline_sha256": {"a": hex}}),
+            "wants[0].offline_base: `HTTP://m/x?a=b` has a query string",
+        ),
+    ];
+    for (want, says) in cases {
+        std::fs::write(&wants_file, serde_json::json!({"wants": [want]}).to_string()).unwrap();
+        let (code, _, err) = run(&["simulate", "--host", p(&host), "--wants", p(&wants_file)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    let sums = t.path().join("sums.json");
+    std::fs::write(&sums, serde_json::json!({"a.tar.gz": hex}).to_string()).unwrap();
+    let own = serde_json::json!({"wants": [{"engine": "uv", "version": "0.12.20"},
+        {"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {"a.tar.gz": hex}}]});
+    std::fs::write(&wants_file, own.to_string()).unwrap();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--host",
+        p(&host),
+        "--wants",
+        p(&wants_file),
+        "--offline-base",
+        "http://other/y",
+        "--offline-sha256",
+        p(&sums),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("wants[1] (uv@0.12.20) carries its own offline_base"), "{err}");
+    // A checksums file in sha256sum's form: the shapes it takes.
+    std::fs::write(&sums, format!("{hex}  a.tar.gz\n")).unwrap();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--host",
+        p(&host),
+        "--want",
+        "uv@0.12.20",
+        "--offline-base",
+        "http://m/x",
+        "--offline-sha256",
+        p(&sums),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("expected a JSON object") && err.contains("manifest.json"), "{err}");
+}
+
+/// `bundle create` from the fake publisher, as a user runs it: (exit code, stdout, stderr).
+fn try_create(publisher: &FakeServer, want: &str, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let api = publisher.base_url();
+    let args = ["bundle", "create", "--github-api", &api, "--want", want, "--arch", "amd64", "--out", p(out)];
+    run(&[&args[..], extra].concat())
+}
+
+#[test]
+fn bundle_create_checks_out_and_its_sha256_file_up_front_and_names_tars_in_any_case() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    // A sha256 file that cannot be written: refused before anything is fetched or written.
+    let zz = t.path().join("zz.tar");
+    std::fs::create_dir(t.path().join("zz.tar.manifest.sha256")).unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &zz, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("zz.tar.manifest.sha256` exists already"), "{err}");
+    assert!(!zz.exists());
+    // One there already is not overwritten.
+    let z = t.path().join("z.tar");
+    std::fs::write(t.path().join("z.tar.manifest.sha256"), "mine\n").unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &z, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read_to_string(t.path().join("z.tar.manifest.sha256")).unwrap(), "mine\n");
+    assert!(!z.exists());
+    // Compressed names are refused; `.TAR` is a tar.
+    for name in ["b.tar.gz", "b.tgz"] {
+        let (code, _, err) = try_create(&publisher, "uv@0.12.20", &t.path().join(name), &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("bundles are plain tar"), "{err}");
+        assert!(!t.path().join(name).exists());
+    }
+    let upper = t.path().join("X.TAR");
+    let (code, out, err) = try_create(&publisher, "uv@0.12.20", &upper, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(upper.is_file(), "a tar, not a directory");
+    assert!(out.contains(": 1 file,"), "{out}");
+    // A directory bundle's manifest is as readable as its assets.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = t.path().join("dir");
+    create(&publisher, &["uv@0.12.20"], &["amd64"], &dir);
+    assert_eq!(std::fs::metadata(dir.join("manifest.json")).unwrap().permissions().mode() & 0o777, 0o644);
+}
+
+#[test]
+fn staging_an_interrupted_run_left_is_removed_by_the_next_and_nothing_else() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+    let stale = t.path().join(".llmgw-import-abc123");
+    let stale_pid = t.path().join(".llmgw-import-999999999-abc123");
+    let live = t.path().join(format!(".llmgw-import-{}-abc123", std::process::id()));
+    let other = t.path().join(".import-abc123");
+    for d in [&stale, &stale_pid, &live, &other] {
+        std::fs::create_dir_all(d.join("uv")).unwrap();
+    }
+    let (code, _, err) =
+        run(&["-v", "bundle", "import", p(&bundle), "--manifest-sha256", &sha, "--mirror", p(&mirror)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!stale.exists() && !stale_pid.exists(), "{err}");
+    assert!(live.exists() && other.exists(), "a running import's staging and other names stay");
+    assert!(err.contains(".llmgw-import-abc123") && err.contains("interrupted"), "{err}");
+
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let stale = t.path().join(".llmgw-bundle-xyz");
+    std::fs::create_dir(&stale).unwrap();
+    let (code, _, err) = try_create(&publisher, "uv@0.12.20", &t.path().join("b2.tar"), &["-v"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!stale.exists(), "{err}");
+}
+
+#[test]
+fn bundle_import_refuses_bad_places_and_bad_tars_in_words() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, sha, mirror) = bundle_and_mirror(t.path());
+    let before = tree(&mirror);
+    // A mirror that is a file.
+    let mfile = t.path().join("mfile");
+    std::fs::write(&mfile, "x").unwrap();
+    let (code, _, err) = import(&bundle, &sha, &mfile);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("--mirror `{}` is not a directory", p(&mfile))), "{err}");
+    // A mirror inside the bundle directory.
+    let (code, _, err) = import(&bundle, &sha, &bundle.join("m"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is inside the bundle"), "{err}");
+    assert!(!bundle.join("m").exists());
+    // A mirror file that is a symbolic link is not hashed through.
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "x").unwrap();
+    let uv = "uv/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz";
+    std::fs::create_dir_all(mirror.join("uv/0.12.20")).unwrap();
+    std::os::unix::fs::symlink(bundle.join(uv), mirror.join(uv)).unwrap();
+    let (code, _, err) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("the mirror's `{uv}` is a symbolic link")), "{err}");
+    std::fs::remove_file(mirror.join(uv)).unwrap();
+    // A gzipped bundle, a truncated one.
+    let tar_path = t.path().join("b.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+    b.append_dir_all(".", &bundle).unwrap();
+    b.into_inner().unwrap();
+    let bytes = std::fs::read(&tar_path).unwrap();
+    let gz = t.path().join("b.tar.gz");
+    let mut gzipped = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    gzipped.extend_from_slice(&bytes[..200]);
+    std::fs::write(&gz, gzipped).unwrap();
+    let (code, _, err) = import(&gz, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a compressed file; bundles are plain tar"), "{err}");
+    let cut = t.path().join("cut.tar");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let (code, _, err) = import(&cut, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    // A symbolic link in a directory bundle says so.
+    let linked = t.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::fs::copy(bundle.join("manifest.json"), linked.join("manifest.json")).unwrap();
+    std::os::unix::fs::symlink(bundle.join("uv"), linked.join("uv")).unwrap();
+    let (code, _, err) = import(&linked, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`uv` is a symbolic link"), "{err}");
+    assert_eq!(tree(&mirror), before);
+    assert_eq!(
+        std::fs::read_dir(t.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".llmgw"))
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_manifest_entry_with_an_empty_asset_name_is_refused_with_its_json_path() {
+    let t = tempfile::tempdir().unwrap();
+    let (bundle, _, mirror) = bundle_and_mirror(t.path());
+    let mut m = manifest_of(&bundle);
+    let mut empty = m.files[0].clone();
+    empty.asset = String::new();
+    m.files.push(empty.clone());
+    let text = m.to_bytes();
+    let sha = hex::encode(Sha256::digest(&text));
+    // A tar with the manifest first and a file where the empty name's path would be.
+    let tar_path = t.path().join("empty.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&tar_path).unwrap());
+    let mut h = tar::Header::new_gnu();
+    h.set_size(text.len() as u64);
+    h.set_mode(0o644);
+    b.append_data(&mut h, "manifest.json", &text[..]).unwrap();
+    let mut h = tar::Header::new_gnu();
+    h.set_size(1);
+    h.set_mode(0o644);
+    b.append_data(&mut h, format!("{}/{}", empty.engine, empty.version), &b"x"[..]).unwrap();
+    for e in &m.files[..m.files.len() - 1] {
+        b.append_path_with_name(bundle.join(e.path()), e.path()).unwrap();
+    }
+    b.into_inner().unwrap();
+    let (code, _, err) = import(&tar_path, &sha, &mirror);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("manifest.json: files[{}].asset", m.files.len() - 1)), "{err}");
+}
+
+#[test]
+fn bundle_create_skips_python_engines_of_a_wants_file_with_a_note() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let wants = Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/wants.json");
+    let out = t.path().join("b.tar");
+    let api = publisher.base_url();
+    let (code, stdout, err) =
+        run(&["bundle", "create", "--github-api", &api, "--wants", p(&wants), "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("vllm@0.20.1: not carried by bundles (installed from PyPI)"), "{err}");
+    assert!(stdout.contains("uv@0.12.20") && stdout.contains("llama.cpp@b10850"), "{stdout}");
+}
+
+#[test]
+fn the_mirror_served_answers_head_and_serves_regular_files_only() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = t.path().join("mirror");
+    std::fs::create_dir_all(mirror.join("uv/0.12.20")).unwrap();
+    std::fs::write(mirror.join("uv/0.12.20/a.tar.gz"), b"hello").unwrap();
+    let secret = t.path().join("secret");
+    std::fs::write(&secret, b"not the mirror's").unwrap();
+    std::os::unix::fs::symlink(&secret, mirror.join("uv/0.12.20/b.tar.gz")).unwrap();
+    let site = FakeServer::start(embedded_catalog()).unwrap();
+    assert_eq!(site.serve_mirror(&mirror).unwrap(), ["uv/0.12.20/a.tar.gz"]);
+    let client = reqwest::blocking::Client::new();
+    let url = format!("{}/uv/0.12.20/a.tar.gz", site.mirror_url());
+    let head = client.head(&url).send().unwrap();
+    assert_eq!(head.status(), 200);
+    assert_eq!(head.headers()["content-length"], "5");
+    assert_eq!(client.get(&url).send().unwrap().bytes().unwrap().as_ref(), b"hello");
+    let link = client.get(format!("{}/uv/0.12.20/b.tar.gz", site.mirror_url())).send().unwrap();
+    assert_eq!(link.status(), 404, "a symbolic link is not served");
+    // The publisher's release assets answer HEAD too (after the redirect GET takes).
+    let asset =
+        format!("{}/astral-sh/uv/releases/download/0.12.20/uv-x86_64-unknown-linux-gnu.tar.gz", site.base_url());
+    let head = client.head(&asset).send().unwrap();
+    let get = client.get(&asset).send().unwrap();
+    assert_eq!((head.status(), get.status()), (reqwest::StatusCode::OK, reqwest::StatusCode::OK));
+    assert_eq!(head.headers()["content-length"], get.headers()["content-length"]);
+
+    // A mirror that is not a directory: refused before anything is served or printed.
+    for bad in [t.path().join("nonexistent"), secret] {
+        let (code, out, err) = run(&["mock-server", "--mirror", p(&bad)]);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(err.contains(&format!("--mirror `{}`", p(&bad))), "{err}");
+    }
+}
+
+#[test]
+fn the_offline_commands_help_examples_fit_80_columns_unwrapped() {
+    let example = |cmd: &[&str], columns: &str| {
+        let out = llmgw().args(cmd).arg("--help").env("COLUMNS", columns).output().unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        help[help.find("Example:").expect(&help)..].to_string()
+    };
+    for cmd in [&["bundle", "create"][..], &["bundle", "import"], &["mock-server"]] {
+        let (narrow, wide) = (example(cmd, "80"), example(cmd, "200"));
+        assert_eq!(narrow, wide, "{cmd:?}: clap wrapped the example at 80 columns");
+        for line in wide.lines() {
+            assert!(line.chars().count() <= 80, "{cmd:?}: `{line}` is wider than 80 columns");
+        }
+    }
+}
+
+#[test]
+fn a_file_the_mirror_lacks_is_named_by_its_mirror_path_the_same_from_run_to_run() {
+    let t = tempfile::tempdir().unwrap();
+    let (site, sums) = site(t.path());
+    let host = super::host_path("v100.json");
+    let sums_file = t.path().join("sums.json");
+    let uv: BTreeMap<_, _> = sums.iter().filter(|(k, _)| k.starts_with("uv-")).collect();
+    std::fs::write(&sums_file, serde_json::to_vec(&uv).unwrap()).unwrap();
+    let base = site.mirror_url();
+    let args = ["simulate", "--host", p(&host), "--want", "uv@0.12.21", "--offline-base", &base, "--offline-sha256"];
+    let (code, out, err) = run(&[&args[..], &[p(&sums_file)]].concat());
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("downloading uv-x86_64-unknown-linux-gnu.tar.gz from the mirror at <offline_base>/uv/0.12.21/uv-x86_64-unknown-linux-gnu.tar.gz: HTTP 404"),
+        "{out}"
+    );
+    assert!(!out.contains(&base), "the mirror's port is not in the output: {out}");
+}
+
+#[test]
+fn bundle_create_says_an_asset_without_a_digest_is_not_bundled() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(MockServer::start());
+    let release = serde_json::json!({"tag_name": "0.12.20", "assets": [{
+        "name": "uv-x86_64-unknown-linux-gnu.tar.gz", "size": 3,
+        "browser_download_url": format!("{}/dl/uv.tar.gz", server.uri()), "digest": null,
+    }]});
+    rt.block_on(
+        Mock::given(method("GET"))
+            .and(path("/repos/astral-sh/uv/releases/tags/0.12.20"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(release))
+            .mount(&server),
+    );
+    let t = tempfile::tempdir().unwrap();
+    let api = server.uri();
+    let out = t.path().join("b.tar");
+    let (code, _, err) =
+        run(&["bundle", "create", "--github-api", &api, "--want", "uv@0.12.20", "--arch", "amd64", "--out", p(&out)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("it cannot be verified, so it is not bundled"), "{err}");
+    assert!(!err.contains("installed"), "{err}");
 }
