@@ -4,10 +4,12 @@
 # against the two shell pipelines an operator would write,
 #   A: curl -sL URL -o f && sha256sum f && tar xzf f
 #   B: curl -sL URL | tee >(sha256sum >&2) | tar xz
+# (B's `>&2`: without it the digest line is written into tar's input, and
+# gzip refuses it as trailing garbage)
 # each run RUNS times (median wall time), with the peak memory (maximum
 # resident set size) of each from `/usr/bin/time -v`; then sha256 alone
 # (`llmgw`'s hasher, through its hidden `bench-sha256` command, against
-# `sha256sum`) and gunzip+untar alone (`llmgw`'s unpacker, `bench-unpack`,
+# `sha256sum` and `openssl dgst -sha256`) and gunzip+untar alone (`llmgw`'s unpacker, `bench-unpack`,
 # against `tar xzf`), on the same file read from the page cache.
 #
 # The archive looks like a CUDA build: a real `llama-b10850/llama-server`
@@ -22,9 +24,10 @@
 # memory); the same server for every contender, printed in the output.
 #
 # Usage: ci/bench-vs-shell.sh [--size-mb N] [--runs N] [--server nginx|mock]
-#   (from anywhere; builds llmgw in release; installs curl, time, gcc, nginx
-#   with apt-get when missing; everything it makes is under one temporary
-#   directory removed on exit)
+#   (from anywhere; installs curl, time, gcc, bc, openssl and nginx with
+#   apt-get when missing, and Rust with rustup when cargo is missing; builds
+#   llmgw in release, or takes LLMGW_BIN; everything it makes is under one
+#   temporary directory removed on exit, nginx stopped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -37,7 +40,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --server) server=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +51,7 @@ command -v curl >/dev/null || need+=(curl)
 [ -x /usr/bin/time ] || need+=(time)
 command -v cc >/dev/null || need+=(gcc libc6-dev)
 command -v bc >/dev/null || need+=(bc)
+command -v openssl >/dev/null || need+=(openssl)
 if [ "$server" != mock ] && ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then need+=(nginx-light); fi
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
@@ -60,8 +64,17 @@ fi
 nginx_bin=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true)
 if [ "$server" = auto ]; then if [ -n "$nginx_bin" ]; then server=nginx; else server=mock; fi; fi
 
-cargo build --release --quiet
-llmgw=$repo/target/release/llmgw
+if [ -n "${LLMGW_BIN:-}" ]; then
+  llmgw=$LLMGW_BIN
+else
+  if ! command -v cargo >/dev/null; then
+    [ -x "$HOME/.cargo/bin/cargo" ] ||
+      curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >/dev/null
+    export PATH=$HOME/.cargo/bin:$PATH
+  fi
+  cargo build --release --quiet
+  llmgw=$repo/target/release/llmgw
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/llmgw-bench.XXXXXX")
 chmod 755 "$work" # nginx's worker runs as another user and must read the mirror
@@ -192,6 +205,7 @@ for r in $(seq "$runs"); do
   time_v shell_b bash -c "curl -sfL '$url' | tee >(sha256sum >&2) | tar xz"
   time_v sha256sum sha256sum "$file"
   time_v llmgw_sha256 "$llmgw" bench-sha256 "$file"
+  time_v openssl_sha256 openssl dgst -sha256 "$file"
   time_v tar_xzf tar xzf "$file"
   time_v llmgw_unpack "$llmgw" bench-unpack "$file" unpacked
   echo "  run $r of $runs done" >&2
@@ -210,6 +224,8 @@ row "B: curl -sL URL | tee >(sha256sum >&2) | tar xz" shell_b
 row "sha256sum FILE" sha256sum
 row "llmgw bench-sha256 FILE (its hasher, 256 KiB reads)" llmgw_sha256 \
   "$(ratio "$(med_wall llmgw_sha256)" "$(med_wall sha256sum)")x sha256sum (target <= 1.10)"
+row "openssl dgst -sha256 FILE (OpenSSL's SHA-NI/ARMv8 code)" openssl_sha256 \
+  "llmgw $(ratio "$(med_wall llmgw_sha256)" "$(med_wall openssl_sha256)")x openssl"
 row "tar xzf FILE" tar_xzf
 row "llmgw bench-unpack FILE DIR (its unpacker, hashing each file)" llmgw_unpack \
   "$(ratio "$(med_wall llmgw_unpack)" "$(med_wall tar_xzf)")x tar xzf (target <= 1.00)"
