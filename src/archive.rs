@@ -84,6 +84,7 @@ pub enum UnpackError {
 pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<Vec<UnpackedFile>, UnpackError> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
     let mut files = Vec::new();
+    let mut buf = vec![0u8; COPY_BYTES];
     let mut total: u64 = 0;
     let mut count: u64 = 0;
     let entries = archive.entries().map_err(|e| UnpackError::Corrupt(e.to_string()))?;
@@ -113,7 +114,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 }
                 remove_existing(&target, &raw)?;
                 let budget = limits.max_bytes - total;
-                let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
+                let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes, &mut buf)?;
                 total += bytes;
                 set_mode(&target, mode)?;
                 files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
@@ -203,6 +204,7 @@ pub fn unpack_wheel(
     }
     let mut files = Vec::new();
     let mut total: u64 = 0;
+    let mut buf = vec![0u8; COPY_BYTES];
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         let raw = String::from_utf8_lossy(entry.name_raw()).into_owned();
@@ -230,7 +232,7 @@ pub fn unpack_wheel(
         }
         remove_existing(&target, &raw)?;
         let budget = limits.max_bytes - total;
-        let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes)?;
+        let (bytes, sha256) = write_file(&mut entry, &target, budget, limits.max_bytes, &mut buf)?;
         total += bytes;
         set_mode(&target, unix.map_or(0o644, |m| m & 0o777))?;
         files.push(UnpackedFile { path: slash_path(&rel), bytes, sha256 });
@@ -330,15 +332,25 @@ fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
     }
 }
 
-fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {
+/// Bytes copied at a time from an archive entry to its file: one buffer per
+/// archive, reused for every entry (a fresh zeroed one per file cost a
+/// 256 KiB memset for each of a simulation's many small files).
+const COPY_BYTES: usize = 256 * 1024;
+
+fn write_file(
+    reader: &mut impl Read,
+    target: &Path,
+    budget: u64,
+    limit: u64,
+    buf: &mut [u8],
+) -> Result<(u64, String), UnpackError> {
     let io_err = |op, source| UnpackError::Io { op, path: target.to_path_buf(), source };
     // create_new: never follows a link planted at this name.
     let mut out = fs::OpenOptions::new().write(true).create_new(true).open(target).map_err(|e| io_err("create", e))?;
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
     let mut written = 0u64;
     loop {
-        let n = reader.read(&mut buf).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        let n = reader.read(buf).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         if n == 0 {
             break;
         }

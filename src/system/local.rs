@@ -254,13 +254,15 @@ impl Local {
             let mut bytes = 0u64;
             let mut pipe = Some(tx);
             let read = loop {
-                let mut buf = vec![0u8; CHUNK_BYTES];
-                let n = match resp.read(&mut buf) {
+                // A full chunk at a time (the body arrives in pieces of a
+                // few KiB): one allocation and one hand-over per CHUNK_BYTES,
+                // not one zeroed CHUNK_BYTES buffer per piece.
+                let mut buf = Vec::with_capacity(CHUNK_BYTES);
+                let n = match resp.by_ref().take(CHUNK_BYTES as u64).read_to_end(&mut buf) {
                     Ok(0) => break Ok(()),
                     Ok(n) => n,
                     Err(e) => break Err(SysError::Network(format!("the download broke off: {e}"))),
                 };
-                buf.truncate(n);
                 hasher.update(&buf);
                 bytes += n as u64;
                 progress(bytes, total);
