@@ -1,6 +1,8 @@
 //! Benchmarks: a whole `simulate` of one host (fake server started,
-//! every default want converged into a fresh engines directory), and
-//! recipe selection alone. The whole matrix is timed by `ci/matrix-speed.sh`.
+//! every default want converged into a fresh engines directory; the target
+//! is under 50 ms), and recipe selection alone for one host (`select`). The
+//! whole matrix is `benches/matrix.rs` (and `ci/matrix-speed.sh` for the
+//! release binary).
 //!
 //! Run with `cargo bench --bench simulate`; compare later work against it.
 
@@ -27,7 +29,7 @@ fn bench(c: &mut Criterion) {
     }
     let host = host("v100.json");
     let want = Want::parse("llama.cpp@b10850").expect("valid want");
-    c.bench_function("plan llama.cpp on v100", |b| b.iter(|| recipe::plan(&want, &host)));
+    c.bench_function("select: plan llama.cpp on v100", |b| b.iter(|| recipe::plan(&want, &host)));
 }
 
 criterion_group! {

@@ -84,7 +84,7 @@ pub enum UnpackError {
 pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<Vec<UnpackedFile>, UnpackError> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(reader));
     let mut files = Vec::new();
-    let mut total: u64 = 0;
+    let mut writer = Writer::new(limits);
     let mut count: u64 = 0;
     let entries = archive.entries().map_err(|e| UnpackError::Corrupt(e.to_string()))?;
     for entry in entries {
@@ -108,7 +108,7 @@ pub fn unpack_tar_gz(reader: impl Read, dest: &Path, limits: Limits) -> Result<V
                 create_dir(&target)?;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                files.push(place_file(&mut entry, &target, &rel, &raw, mode, limits, &mut total)?);
+                files.push(writer.place_file(&mut entry, &target, &rel, &raw, mode)?);
             }
             tar::EntryType::Symlink => {
                 let link = entry
@@ -194,7 +194,7 @@ pub fn unpack_wheel(
         return Err(UnpackError::TooLarge { what: "entries", limit: limits.max_entries });
     }
     let mut files = Vec::new();
-    let mut total: u64 = 0;
+    let mut writer = Writer::new(limits);
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         let raw = String::from_utf8_lossy(entry.name_raw()).into_owned();
@@ -218,7 +218,7 @@ pub fn unpack_wheel(
             continue;
         }
         let mode = unix.map_or(0o644, |m| m & 0o777);
-        files.push(place_file(&mut entry, &target, &rel, &raw, mode, limits, &mut total)?);
+        files.push(writer.place_file(&mut entry, &target, &rel, &raw, mode)?);
     }
     Ok(last_write_wins(files))
 }
@@ -315,38 +315,61 @@ fn remove_existing(p: &Path, raw: &str) -> Result<(), UnpackError> {
     }
 }
 
-/// Writes the regular file `rel` (named `raw` in the archive) at `target`
-/// from `reader`, replacing what an earlier entry put there, with `mode`'s
-/// permission bits; `total` (bytes unpacked so far) grows by its size, and
-/// past `limits` it is refused.
-fn place_file(
-    reader: &mut impl Read,
-    target: &Path,
-    rel: &Path,
-    raw: &str,
-    mode: u32,
+/// Writes an archive's regular files: within its [`Limits`] (the bytes
+/// written so far are counted), through one copy buffer.
+struct Writer {
     limits: Limits,
-    total: &mut u64,
-) -> Result<UnpackedFile, UnpackError> {
-    if let Some(parent) = target.parent() {
-        create_dir(parent)?;
-    }
-    remove_existing(target, raw)?;
-    let (bytes, sha256) = write_file(reader, target, limits.max_bytes - *total, limits.max_bytes)?;
-    *total += bytes;
-    set_mode(target, mode)?;
-    Ok(UnpackedFile { path: slash_path(rel), bytes, sha256 })
+    total: u64,
+    buf: Vec<u8>,
 }
 
-fn write_file(reader: &mut impl Read, target: &Path, budget: u64, limit: u64) -> Result<(u64, String), UnpackError> {
+impl Writer {
+    fn new(limits: Limits) -> Writer {
+        Writer { limits, total: 0, buf: vec![0u8; COPY_BYTES] }
+    }
+
+    /// Writes the regular file `rel` (named `raw` in the archive) at
+    /// `target` from `reader`, replacing what an earlier entry put there,
+    /// with `mode`'s permission bits; past the limits it is refused.
+    fn place_file(
+        &mut self,
+        reader: &mut impl Read,
+        target: &Path,
+        rel: &Path,
+        raw: &str,
+        mode: u32,
+    ) -> Result<UnpackedFile, UnpackError> {
+        if let Some(parent) = target.parent() {
+            create_dir(parent)?;
+        }
+        remove_existing(target, raw)?;
+        let max = self.limits.max_bytes;
+        let (bytes, sha256) = write_file(reader, target, max - self.total, max, &mut self.buf)?;
+        self.total += bytes;
+        set_mode(target, mode)?;
+        Ok(UnpackedFile { path: slash_path(rel), bytes, sha256 })
+    }
+}
+
+/// Bytes copied at a time from an archive entry to its file: one buffer per
+/// archive, reused for every entry (a fresh zeroed one per file cost a
+/// 256 KiB memset for each of a simulation's many small files).
+const COPY_BYTES: usize = 256 * 1024;
+
+fn write_file(
+    reader: &mut impl Read,
+    target: &Path,
+    budget: u64,
+    limit: u64,
+    buf: &mut [u8],
+) -> Result<(u64, String), UnpackError> {
     let io_err = |op, source| UnpackError::Io { op, path: target.to_path_buf(), source };
     // create_new: never follows a link planted at this name.
     let mut out = fs::OpenOptions::new().write(true).create_new(true).open(target).map_err(|e| io_err("create", e))?;
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
     let mut written = 0u64;
     loop {
-        let n = reader.read(&mut buf).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
+        let n = reader.read(buf).map_err(|e| UnpackError::Corrupt(e.to_string()))?;
         if n == 0 {
             break;
         }

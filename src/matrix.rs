@@ -245,7 +245,7 @@ pub fn run_offline(
     arches.sort();
     arches.dedup();
     let failed = |what: &str, e: &dyn fmt::Display| SimError::Server(format!("the offline rows' {what}: {e}"));
-    let work = tempfile::Builder::new().prefix("llmgw-offline-").tempdir().map_err(SimError::TempDir)?;
+    let work = crate::system::local::scratch_dir("llmgw-offline-").map_err(SimError::TempDir)?;
     let publisher = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
     let local = crate::system::local::Local::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
     let mut sys = crate::system::real::RealSystem::new(local, Box::new(crate::system::real::Silent));

@@ -80,7 +80,7 @@ impl Simulation {
     /// # Errors
     /// As [`Simulation::start`], but for the server.
     pub fn on(host: Host, server: Arc<FakeServer>) -> Result<Simulation, SimError> {
-        let dir = tempfile::Builder::new().prefix("llmgw-sim-").tempdir().map_err(SimError::TempDir)?;
+        let dir = crate::system::local::scratch_dir("llmgw-sim-").map_err(SimError::TempDir)?;
         let local = loopback_client()?;
         let cfg = Config {
             engines_dir: dir.path().join("engines"),

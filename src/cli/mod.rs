@@ -3,6 +3,7 @@
 //! the library, renders, and returns the exit code.
 
 mod agent;
+mod bench;
 mod builds;
 mod bundle;
 mod discover;
@@ -73,6 +74,12 @@ pub enum Command {
     Builds(builds::Args),
     /// Make an offline bundle from the publisher, or import one into an offline site's mirror.
     Bundle(bundle::Args),
+    /// sha256 of a file with llmgw's hasher, printed as sha256sum does (for ci/bench-vs-shell.sh).
+    #[command(hide = true)]
+    BenchSha256(bench::Sha256Args),
+    /// Unpack a .tar.gz with llmgw's unpacker into a directory (for ci/bench-vs-shell.sh).
+    #[command(hide = true)]
+    BenchUnpack(bench::UnpackArgs),
 }
 
 /// Runs the command; the exit code, or the failure to report.
@@ -87,5 +94,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Agent(a) => agent::run(a),
         Command::Builds(a) => builds::run(a),
         Command::Bundle(a) => bundle::run(a),
+        Command::BenchSha256(a) => bench::sha256(a),
+        Command::BenchUnpack(a) => bench::unpack(a),
     }
 }

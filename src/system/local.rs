@@ -58,6 +58,34 @@ impl Read for Chunks {
     }
 }
 
+/// A new temporary directory named `<prefix><random>` for a simulation's
+/// scratch (its engines directory, an offline bundle and mirror), removed
+/// when dropped: under `TMPDIR` when that is set; else in memory, under
+/// `/dev/shm`, when that is a directory one may write into; else under the
+/// system's temporary directory.
+///
+/// Nothing in it outlives the process, and a simulation creates a few
+/// hundred small files and directories: on a disk file system each creation
+/// costs far more than on tmpfs (on ext4 without a journal, 2 shared cores,
+/// `perf record` of `llmgw simulate` showed 40% of the time in ext4's inode
+/// allocation: `ext4_create`/`ext4_mkdir` -> `recently_deleted`; the whole
+/// matrix took 6.2 s with `/tmp` and 1.0 s with `/dev/shm`).
+///
+/// # Errors
+/// The directory cannot be created anywhere.
+pub fn scratch_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    let shm = Path::new("/dev/shm");
+    if std::env::var_os("TMPDIR").is_none()
+        && shm.is_dir()
+        && let Ok(dir) = builder.tempdir_in(shm)
+    {
+        return Ok(dir);
+    }
+    builder.tempdir()
+}
+
 /// `User-Agent` sent with every request; GitHub refuses requests without one.
 pub const USER_AGENT: &str = concat!("llmgw/", env!("CARGO_PKG_VERSION"));
 
@@ -226,13 +254,15 @@ impl Local {
             let mut bytes = 0u64;
             let mut pipe = Some(tx);
             let read = loop {
-                let mut buf = vec![0u8; CHUNK_BYTES];
-                let n = match resp.read(&mut buf) {
+                // A full chunk at a time (the body arrives in pieces of a
+                // few KiB): one allocation and one hand-over per CHUNK_BYTES,
+                // not one zeroed CHUNK_BYTES buffer per piece.
+                let mut buf = Vec::with_capacity(CHUNK_BYTES);
+                let n = match resp.by_ref().take(CHUNK_BYTES as u64).read_to_end(&mut buf) {
                     Ok(0) => break Ok(()),
                     Ok(n) => n,
                     Err(e) => break Err(SysError::Network(format!("the download broke off: {e}"))),
                 };
-                buf.truncate(n);
                 hasher.update(&buf);
                 bytes += n as u64;
                 progress(bytes, total);
