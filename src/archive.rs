@@ -235,7 +235,16 @@ pub fn last_write_wins(files: Vec<UnpackedFile>) -> Vec<UnpackedFile> {
 ///
 /// # Errors
 /// The reader's.
-pub fn sha256_reader(mut reader: impl Read) -> io::Result<(u64, String)> {
+pub fn sha256_reader(reader: impl Read) -> io::Result<(u64, String)> {
+    sha256_copy(reader, io::sink())
+}
+
+/// Copies everything `reader` yields into `writer`, hashing it on the way:
+/// the byte count and the sha256, lowercase hex.
+///
+/// # Errors
+/// The reader's or the writer's.
+pub fn sha256_copy(mut reader: impl Read, mut writer: impl Write) -> io::Result<(u64, String)> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut n_total = 0u64;
@@ -245,6 +254,7 @@ pub fn sha256_reader(mut reader: impl Read) -> io::Result<(u64, String)> {
             break;
         }
         hasher.update(&buf[..n]);
+        writer.write_all(&buf[..n])?;
         n_total += n as u64;
     }
     Ok((n_total, hex::encode(hasher.finalize())))

@@ -624,20 +624,9 @@ fn copy_hashing(mut from: impl Read, dest: &Path) -> io::Result<(u64, String)> {
         fs::create_dir_all(dir)?;
     }
     let mut out = io::BufWriter::new(fs::File::create(dest)?);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut n = 0u64;
-    loop {
-        let k = from.read(&mut buf)?;
-        if k == 0 {
-            break;
-        }
-        hasher.update(&buf[..k]);
-        out.write_all(&buf[..k])?;
-        n += k as u64;
-    }
+    let got = crate::archive::sha256_copy(&mut from, &mut out)?;
     out.flush()?;
-    Ok((n, hex::encode(hasher.finalize())))
+    Ok(got)
 }
 
 /// A bundle path as `/`-joined normal components, or why it is refused.
