@@ -349,10 +349,18 @@ fn an_interrupted_download_leaves_no_install_and_the_next_run_cleans_up() {
     cat.releases[0].assets[1].delay_ms = 30_000; // the CUDA build's download hangs
     let server = FakeServer::start(&cat).unwrap();
     let engines = dir.path().join("engines");
-    let mut child = provision_cmd(&server, &host, &engines, "llama.cpp@b10850")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut cmd = provision_cmd(&server, &host, &engines, "llama.cpp@b10850");
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    // Ctrl-C as at a terminal: a test run as a background job (`cmd &` in a
+    // script) has SIGINT ignored, and children inherit that.
+    // SAFETY: signal() is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
     // Wait until the download has begun (its staging exists), then Ctrl-C.
     let staging = engines.join(".staging/llama.cpp-b10850-cuda-12.8/downloads");
     let started = std::time::Instant::now();
@@ -362,8 +370,13 @@ fn an_interrupted_download_leaves_no_install_and_the_next_run_cleans_up() {
     assert!(staging.exists(), "the download began");
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let status = child.wait().unwrap();
-    assert!(!status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !out.status.success(),
+        "the interrupted run finished: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!engines.join("llama.cpp/b10850-cuda-12.8").exists(), "nothing partial installed");
     assert!(!engines.join("llama.cpp/b10850-cuda-12.8.json").exists());
     // The next run removes what was left and installs.
