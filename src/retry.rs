@@ -75,29 +75,12 @@ fn after_attempts(e: SysError) -> SysError {
 /// The last [`SysError`], or a [`SysError::Http`] saying why no more
 /// waiting is done (a rate limit too far away).
 pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
-    let mut attempt = 1;
-    loop {
-        let result = sys.http_get(url, accept);
-        let wait = match &result {
-            Ok(r) if transient(r.status, &r.wait) => r.wait,
-            Err(SysError::Network(_)) => Wait::default(),
-            _ => return result,
-        };
-        if attempt >= ATTEMPTS {
-            return result.map_err(after_attempts);
-        }
-        match delay(sys, what, attempt, &wait) {
-            Ok(secs) => {
-                tracing::info!("{what}: asking again in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
-                sys.sleep(Duration::from_secs(secs));
-            }
-            Err(why) => {
-                let status = result.as_ref().map_or(0, |r| r.status);
-                return Err(SysError::Http { status, message: why, wait });
-            }
-        }
-        attempt += 1;
-    }
+    let again = |result: &Result<HttpResponse, SysError>| match result {
+        Ok(r) if transient(r.status, &r.wait) => Some((r.wait, r.status)),
+        Err(SysError::Network(_)) => Some((Wait::default(), 0)),
+        _ => None,
+    };
+    attempts(sys, what, "asking again", None, |sys| sys.http_get(url, accept), again)
 }
 
 /// Downloads `url` to `dest` as [`System::download`] does, starting over
@@ -106,10 +89,11 @@ pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<
 /// # Errors
 /// The last [`SysError`], with `(after N attempts)` when it was retried.
 pub fn download(sys: &mut dyn System, what: &str, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
-    attempts(sys, what, None, |sys| {
+    let once = |sys: &mut dyn System| {
         sys.remove(dest)?;
         sys.download(url, dest)
-    })
+    };
+    attempts(sys, what, "downloading again", None, once, failed_transiently)
 }
 
 /// Downloads and unpacks one archive as [`System::fetch_unpack`] does,
@@ -125,45 +109,50 @@ pub fn fetch_unpack(
     job: &FetchJob,
     first: Option<Result<Fetched, SysError>>,
 ) -> Result<Fetched, SysError> {
-    attempts(sys, what, first, |sys| {
+    let once = |sys: &mut dyn System| {
         sys.remove(&job.into)?;
         sys.create_dir_all(&job.into)?;
         sys.fetch_unpack(std::slice::from_ref(job)).pop().expect("one result per job")
-    })
+    };
+    attempts(sys, what, "downloading again", first, once, failed_transiently)
 }
 
-/// Runs `attempt` until it succeeds, fails for good, or has failed
-/// [`ATTEMPTS`] times, waiting between tries; `first`, when given, stands
-/// for the first try.
+/// Whether a download failed in a way worth trying again: when to, and the
+/// HTTP status (0 for a broken connection).
+fn failed_transiently<T>(result: &Result<T, SysError>) -> Option<(Wait, u16)> {
+    match result {
+        Err(SysError::Http { status, wait, .. }) if transient(*status, wait) => Some((*wait, *status)),
+        Err(SysError::Network(_)) => Some((Wait::default(), 0)),
+        _ => None,
+    }
+}
+
+/// Runs `attempt_once` until `again` says its result is final, or it has
+/// been tried [`ATTEMPTS`] times, waiting between tries (`doing` names the
+/// retry in the log: "downloading again"); `first`, when given, stands for
+/// the first try. The last result is returned, an error saying it was the
+/// last of [`ATTEMPTS`].
 fn attempts<T>(
     sys: &mut dyn System,
     what: &str,
+    doing: &str,
     mut first: Option<Result<T, SysError>>,
     mut attempt_once: impl FnMut(&mut dyn System) -> Result<T, SysError>,
+    again: impl Fn(&Result<T, SysError>) -> Option<(Wait, u16)>,
 ) -> Result<T, SysError> {
     let mut attempt = 1;
     loop {
         let result = first.take().unwrap_or_else(|| attempt_once(sys));
-        let wait = match &result {
-            Err(SysError::Http { status, wait, .. }) if transient(*status, wait) => *wait,
-            Err(SysError::Network(_)) => Wait::default(),
-            _ => return result,
-        };
+        let Some((wait, status)) = again(&result) else { return result };
         if attempt >= ATTEMPTS {
             return result.map_err(after_attempts);
         }
         match delay(sys, what, attempt, &wait) {
             Ok(secs) => {
-                tracing::info!("{what}: downloading again in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
+                tracing::info!("{what}: {doing} in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
                 sys.sleep(Duration::from_secs(secs));
             }
-            Err(why) => {
-                let status = match &result {
-                    Err(SysError::Http { status, .. }) => *status,
-                    _ => 0,
-                };
-                return Err(SysError::Http { status, message: why, wait });
-            }
+            Err(why) => return Err(SysError::Http { status, message: why, wait }),
         }
         attempt += 1;
     }
