@@ -373,11 +373,15 @@ fn install_build(
         ),
         _ => e,
     };
-    install_tree(sys, host, cfg, want, build, paths, releases, &installed).map_err(|f| f.map(changed))
+    let (binary, why) = install_tree(sys, host, cfg, want, build, paths, releases).map_err(|f| f.map(changed))?;
+    match installed.is_empty() {
+        true => Ok((binary, why)),
+        false => Ok((binary, format!("installed {}; {why}", packages_in_words(&installed)))),
+    }
 }
 
-/// Builds the tree in staging, checks it, and commits it.
-#[allow(clippy::too_many_arguments)]
+/// Builds the tree in staging, checks it, and commits it: the binary, and
+/// what proved that it works.
 fn install_tree(
     sys: &mut dyn System,
     host: &Host,
@@ -386,7 +390,6 @@ fn install_tree(
     build: &Build,
     paths: &Paths,
     releases: &mut Releases,
-    installed: &[String],
 ) -> Result<(PathBuf, String), Failure> {
     sys.remove(&paths.staging).map_err(|e| e.to_string())?;
     sys.create_dir_all(&paths.downloads()).map_err(|e| e.to_string())?;
@@ -400,10 +403,7 @@ fn install_tree(
 
     let binary = checks::find_binary(sys, &tree, &build.binary)?
         .ok_or_else(|| format!("the installed tree holds no {}", build.binary))?;
-    let mut why = works(sys, host, cfg, build, &binary)?;
-    if !installed.is_empty() {
-        why = format!("installed {}; {why}", packages_in_words(installed));
-    }
+    let why = works(sys, host, cfg, build, &binary)?;
 
     // Commit: the tree by rename, then the record, last.
     let rel = binary.strip_prefix(&tree).map_err(|_| "the binary is outside the tree".to_string())?.to_path_buf();
