@@ -182,7 +182,7 @@ pub fn install_plan(
     for build in &plan.candidates {
         let _span = tracing::info_span!("build", variant = %build.variant).entered();
         let paths = Paths::new(&cfg.engines_dir, want.engine, build);
-        let result = install_build(sys, host, cfg, want, build, &paths, releases);
+        let result = install_build(sys, &Job { host, cfg, want, build, paths: &paths }, releases);
         let _ = sys.remove(&paths.staging);
         match result {
             Ok((binary, why)) => {
@@ -319,16 +319,19 @@ fn works(sys: &mut dyn System, host: &Host, cfg: &Config, build: &Build, binary:
     })
 }
 
-/// Installs one build into staging, checks it, and commits it.
-fn install_build(
-    sys: &mut dyn System,
-    host: &Host,
-    cfg: &Config,
-    want: &Want,
-    build: &Build,
-    paths: &Paths,
-    releases: &mut Releases,
-) -> Result<(PathBuf, String), Failure> {
+/// One build of one want to install on one host, and where.
+struct Job<'a> {
+    host: &'a Host,
+    cfg: &'a Config,
+    want: &'a Want,
+    build: &'a Build,
+    paths: &'a Paths,
+}
+
+/// Installs one build into staging, checks it, and commits it: the binary,
+/// and what proved that it works.
+fn install_build(sys: &mut dyn System, job: &Job, releases: &mut Releases) -> Result<(PathBuf, String), Failure> {
+    let Job { host, cfg, want, build, .. } = *job;
     // The release first: a version that does not exist costs nothing more.
     match &build.source {
         Source::Archives { repo, tag, assets } => {
@@ -373,7 +376,7 @@ fn install_build(
         ),
         _ => e,
     };
-    let (binary, why) = install_tree(sys, host, cfg, want, build, paths, releases).map_err(|f| f.map(changed))?;
+    let (binary, why) = install_tree(sys, job, releases).map_err(|f| f.map(changed))?;
     match installed.is_empty() {
         true => Ok((binary, why)),
         false => Ok((binary, format!("installed {}; {why}", packages_in_words(&installed)))),
@@ -382,15 +385,8 @@ fn install_build(
 
 /// Builds the tree in staging, checks it, and commits it: the binary, and
 /// what proved that it works.
-fn install_tree(
-    sys: &mut dyn System,
-    host: &Host,
-    cfg: &Config,
-    want: &Want,
-    build: &Build,
-    paths: &Paths,
-    releases: &mut Releases,
-) -> Result<(PathBuf, String), Failure> {
+fn install_tree(sys: &mut dyn System, job: &Job, releases: &mut Releases) -> Result<(PathBuf, String), Failure> {
+    let Job { host, cfg, want, build, paths } = *job;
     sys.remove(&paths.staging).map_err(|e| e.to_string())?;
     sys.create_dir_all(&paths.downloads()).map_err(|e| e.to_string())?;
     let tree = paths.tree();

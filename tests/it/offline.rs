@@ -585,72 +585,27 @@ fn a_manifest_of_two_uv_versions_gives_each_want_the_checksums_of_its_version() 
 #[test]
 fn url_flags_are_checked_when_parsed_and_say_what_is_wrong() {
     let host = super::host_path("v100.json");
+    let create = |api: &'static str| {
+        let mut a = vec!["bundle", "create", "--want", "uv@0.12.20", "--arch", "amd64", "--out", "/nonexistent/b.tar"];
+        a.extend(["--github-api", api]);
+        a
+    };
+    let offline = |base: &'static str| {
+        let mut a = vec!["simulate", "--host", p(&host), "--want", "uv@0.12.20"];
+        a.extend(["--offline-base", base, "--offline-sha256", "/x.json"]);
+        a
+    };
     let cases = [
-        (
-            vec![
-                "bundle",
-                "create",
-                "--want",
-                "uv@0.12.20",
-                "--arch",
-                "amd64",
-                "--out",
-                "/nonexistent/b.tar",
-                "--github-api",
-                "notaurl",
-            ],
-            "`notaurl` is not an http:// or https:// URL",
-        ),
-        (
-            vec![
-                "bundle",
-                "create",
-                "--want",
-                "uv@0.12.20",
-                "--arch",
-                "amd64",
-                "--out",
-                "/nonexistent/b.tar",
-                "--github-api",
-                "ftp://x/",
-            ],
-            "`ftp://x/` has the scheme `ftp`",
-        ),
-        (
-            vec![
-                "simulate",
-                "--host",
-                p(&host),
-                "--want",
-                "uv@0.12.20",
-                "--offline-base",
-                "http://",
-                "--offline-sha256",
-                "/x.json",
-            ],
-            "`http://` has no host",
-        ),
-        (
-            vec![
-                "simulate",
-                "--host",
-                p(&host),
-                "--want",
-                "uv@0.12.20",
-                "--offline-base",
-                "http://m/mirror?token=abc",
-                "--offline-sha256",
-                "/x.json",
-            ],
-            "has a query string, which is not supported",
-        ),
+        (create("notaurl"), "`notaurl` is not an http:// or https:// URL"),
+        (create("ftp://x/"), "`ftp://x/` has the scheme `ftp`"),
+        (offline("http://"), "`http://` has no host"),
+        (offline("http://m/mirror?token=abc"), "has a query string, which is not supported"),
     ];
     for (args, says) in cases {
-        let started = std::time::Instant::now();
         let (code, _, err) = run(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(says), "{err}");
-        assert!(started.elapsed().as_secs() < 10, "at once, not after retries");
+        assert!(!err.contains("attempts"), "refused at once, not after retries: {err}");
     }
 }
 
