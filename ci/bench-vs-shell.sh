@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size_mb=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --server) server=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +73,7 @@ else
     export PATH=$HOME/.cargo/bin:$PATH
   fi
   cargo build --release --quiet
-  llmgw=$repo/target/release/llmgw
+  llmgw=${CARGO_TARGET_DIR:-$repo/target}/release/llmgw
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/llmgw-bench.XXXXXX")
