@@ -13,7 +13,8 @@
 #![allow(clippy::disallowed_methods)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use llmgw::mock_server::{FakeServer, embedded_catalog};
+use llmgw::sim::publisher::FakeServer;
+use llmgw::sim::truth::embedded_catalog;
 use llmgw::system::FetchJob;
 use llmgw::system::local::Local;
 

@@ -11,9 +11,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use llmgw::host::Host;
-use llmgw::matrix;
-use llmgw::mock_server::embedded_catalog;
-use llmgw::simulate::default_wants;
+use llmgw::sim::default_wants;
+use llmgw::sim::matrix;
+use llmgw::sim::truth::embedded_catalog;
 
 fn hosts() -> Vec<(String, Host)> {
     let dir = format!("{}/matrix/hosts", env!("CARGO_MANIFEST_DIR"));

@@ -12,7 +12,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use llmgw::host::Host;
 use llmgw::recipe::{self, Want};
-use llmgw::simulate::{default_wants, simulate};
+use llmgw::sim::{default_wants, simulate};
 
 fn host(file: &str) -> Host {
     let path = format!("{}/matrix/hosts/{file}", env!("CARGO_MANIFEST_DIR"));

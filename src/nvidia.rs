@@ -3,7 +3,7 @@
 //!
 //! These are facts about NVIDIA's software, not choices of the installer:
 //! recipes state what a build needs in their terms, and the simulated
-//! machine ([`crate::system::sim`]) decides with them whether a build's
+//! machine ([`crate::sim::machine`]) decides with them whether a build's
 //! kernels load on a host's GPUs.
 
 use crate::host::{ComputeCapability, DriverVersion};

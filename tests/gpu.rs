@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw::mock_server::FakeServer;
+use llmgw::sim::publisher::FakeServer;
 #[path = "support/built.rs"]
 mod built;
 use built::{asset, build, raw, release};

@@ -21,7 +21,7 @@
 //!   paused clock).
 //! - [`Event::Stop`] (SIGTERM) ends the loop between passes; a pass in
 //!   progress stops between two wants, never inside one's commit.
-//! - On a [`Simulation`], a scenario's crash ([`SimulatedCrash`]) is said
+//! - On a [`Simulation`], a scenario's crash ([`crate::sim::machine::SimulatedCrash`]) is said
 //!   and the want converged again, as `llmgw simulate` does.
 //!
 //! Every effect goes through the [`Node`]: a [`Simulation`] or a
@@ -45,9 +45,9 @@ use tokio::time::Instant;
 use crate::converge::{self, Config, State, Status};
 use crate::host::Host;
 use crate::recipe::{Engine, Want, WantsFile};
-use crate::simulate::Simulation;
+use crate::sim::Simulation;
+use crate::sim::machine::SIM_EPOCH;
 use crate::system::System;
-use crate::system::sim::{SIM_EPOCH, SimulatedCrash};
 
 pub use config::AgentConfig;
 pub use report::{Probed, Reported, Seen};
@@ -95,7 +95,9 @@ impl Node for Simulation {
     }
 
     fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
-        after_a_crash(self, |sim| Simulation::converge(sim, wants).engines)
+        let statuses = Simulation::converge(self, wants).engines;
+        say_crashes(self);
+        statuses
     }
 
     fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
@@ -107,27 +109,20 @@ impl Node for Simulation {
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), String> {
-        after_a_crash(self, |sim| sim.system_mut().write_atomic(path, contents).map_err(|e| e.to_string()))
+        let written = self.recovering(|sim| sim.system_mut().write_atomic(path, contents).map_err(|e| e.to_string()));
+        say_crashes(self);
+        written
     }
 }
 
-/// Runs `f` on a simulation; when a scenario's crash ends the simulated
-/// installer (a [`SimulatedCrash`], no cleanup run), says so and runs it
-/// again, as `llmgw simulate` does: the crash happens once, and what the
-/// next convergence makes of what it left is the outcome.
-fn after_a_crash<T>(sim: &mut Simulation, mut f: impl FnMut(&mut Simulation) -> T) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(sim))) {
-        Ok(v) => v,
-        Err(payload) => match payload.downcast_ref::<SimulatedCrash>() {
-            Some(c) => {
-                tracing::warn!(
-                    "the simulated installer crashed before its change {} (the scenario's); converging again",
-                    c.before_change
-                );
-                f(sim)
-            }
-            None => std::panic::resume_unwind(payload),
-        },
+/// Logs each crash of the simulated installer the simulation recovered
+/// from ([`Simulation::recovering`]), as `llmgw simulate` says them.
+fn say_crashes(sim: &mut Simulation) {
+    for c in sim.take_crashes() {
+        tracing::warn!(
+            "the simulated installer crashed before its change {} (the scenario's); converging again",
+            c.before_change
+        );
     }
 }
 

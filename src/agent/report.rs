@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn a_configured_binary_that_does_not_answer_is_reported_as_such_and_logged_in_words() {
-        let mut sys = crate::system::sim::SimSystem::new(
+        let mut sys = crate::sim::machine::SimSystem::new(
             crate::host::Host::from_json(include_str!("../../matrix/hosts/nogpu-debian12.json")).unwrap(),
             crate::system::local::Local::new(1, 1, None).unwrap(),
         );

@@ -16,7 +16,7 @@ use llmgw::converge::{self, Config, PYPI_SIMPLE, PYTORCH_WHL, Status};
 use llmgw::recipe::{Engine, Want};
 use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_INTERNAL, EXIT_OK, Report};
-use llmgw::simulate::Simulation;
+use llmgw::sim::Simulation;
 use llmgw::system::local::Local;
 use llmgw::system::real::{EnginesLock, RealSystem, Silent};
 

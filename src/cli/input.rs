@@ -89,11 +89,11 @@ pub fn read_if_there(kind: &str, path: &Path) -> Result<Option<String>, Failure>
 }
 
 /// The truth to simulate against: the embedded one, or a scenario's variant of it.
-pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::mock_server::truth::Catalog, Failure> {
-    let base = llmgw::mock_server::embedded_catalog();
+pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Failure> {
+    let base = llmgw::sim::truth::embedded_catalog();
     let Some(path) = scenario else { return Ok(base.clone()) };
     let text = read("scenario file", path)?;
-    let s = llmgw::scenario::Scenario::from_json(&text)
+    let s = llmgw::sim::truth::scenario::Scenario::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))?;
     s.apply(base).map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))
 }
@@ -129,10 +129,10 @@ pub fn hosts_dir(dir: &Path) -> Result<Vec<(String, Host)>, Failure> {
 }
 
 /// Reads and validates the golden outcomes of the matrix.
-pub fn expected(path: &Path) -> Result<llmgw::matrix::ExpectedFile, Failure> {
+pub fn expected(path: &Path) -> Result<llmgw::sim::matrix::ExpectedFile, Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure::BadInput(format!("cannot read the golden file `{}`: {e} (make it with --update)", path.display()))
     })?;
-    llmgw::matrix::ExpectedFile::from_json(&text)
+    llmgw::sim::matrix::ExpectedFile::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("golden file `{}`: {e}", path.display())))
 }

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use comfy_table::{Table, presets};
 use llmgw::host::Host;
-use llmgw::matrix::{self, Cell, Difference, ExpectedFile, Shard};
 use llmgw::recipe::Want;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
-use llmgw::simulate::default_wants;
+use llmgw::sim::default_wants;
+use llmgw::sim::matrix::{self, Cell, Difference, ExpectedFile, Shard};
 
 use super::input::{self, Failure};
 use super::output;

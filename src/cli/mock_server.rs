@@ -1,6 +1,7 @@
 //! `llmgw mock-server`: the fake release server, for manual use.
 
-use llmgw::mock_server::{FakeServer, embedded_catalog};
+use llmgw::sim::publisher::FakeServer;
+use llmgw::sim::truth::embedded_catalog;
 
 use super::input::Failure;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use llmgw::host::Host;
 use llmgw::recipe::{self, Plan, Refusal, Source, Want};
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
-use llmgw::simulate::default_wants;
+use llmgw::sim::default_wants;
 
 use super::input::{self, Failure};
 use super::output;

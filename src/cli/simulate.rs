@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use llmgw::converge::{Outcome, State, Status};
 use llmgw::host::Host;
 use llmgw::report::Report;
-use llmgw::simulate::{Simulation, default_wants};
-use llmgw::system::sim::SimulatedCrash;
+use llmgw::sim::{Simulation, default_wants};
 
 use super::input::{self, Failure};
 use super::output;
@@ -61,19 +60,14 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
         // A scenario's crash ends the simulated installer without cleanup;
         // what matters is what the next convergence makes of it.
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&wants))) {
-            Ok(report) => Ok(report),
-            Err(payload) => match payload.downcast_ref::<SimulatedCrash>() {
-                Some(c) => {
-                    eprintln!(
-                        "llmgw: the simulated installer crashed before its change {} (the scenario's); converging again:",
-                        c.before_change
-                    );
-                    Ok(sim.converge(&wants))
-                }
-                None => std::panic::resume_unwind(payload),
-            },
+        let report = sim.converge(&wants);
+        for c in sim.take_crashes() {
+            eprintln!(
+                "llmgw: the simulated installer crashed before its change {} (the scenario's); converging again:",
+                c.before_change
+            );
         }
+        Ok(report)
     };
     if args.what_if.diff {
         let (before, after) = (simulate(original)?, simulate(host)?);

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use llmgw::host::Setting;
-use llmgw::mock_server::truth::Catalog;
+use llmgw::sim::truth::Catalog;
 
 use super::input::{self, Failure};
 

@@ -50,7 +50,7 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
         let report = ldd::parse(&format!("{}\n{}", out.stdout, out.stderr));
         if report.not_dynamic {
             // The fake release server's programs are stubs only `simulate` runs.
-            let simulated = sys.read(f).ok().flatten().is_some_and(|b| b.starts_with(crate::system::sim::stub::MAGIC));
+            let simulated = sys.read(f).ok().flatten().is_some_and(|b| b.starts_with(crate::sim::truth::stub::MAGIC));
             if simulated {
                 return Err(format!(
                     "{name} is a simulated program from llmgw's fake release server, not a real build: it runs only in `llmgw simulate`"

@@ -8,7 +8,6 @@
 
 pub mod local;
 pub mod real;
-pub mod sim;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

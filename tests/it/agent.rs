@@ -15,11 +15,11 @@ use std::time::Duration;
 use assert_cmd::Command;
 use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, PassRecord, Running, Seen};
 use llmgw::converge::{Outcome, State};
-use llmgw::mock_server::embedded_catalog;
-use llmgw::mock_server::truth::{Catalog, Fault};
 use llmgw::recipe::{Engine, Want};
-use llmgw::simulate::Simulation;
-use llmgw::system::sim::MachineFaults;
+use llmgw::sim::Simulation;
+use llmgw::sim::truth::MachineFaults;
+use llmgw::sim::truth::embedded_catalog;
+use llmgw::sim::truth::{Catalog, Fault};
 use tokio::time::Instant;
 
 fn paused() -> tokio::runtime::Runtime {
@@ -186,7 +186,7 @@ fn a_library_removed_between_passes_is_found_by_the_next_recheck_and_reinstalled
     });
     let written: AgentStatus = serde_json::from_str(&std::fs::read_to_string(&status_file).unwrap()).unwrap();
     assert_eq!((written.pass, written.next_pass_in_secs), (4, Some(600)));
-    assert_eq!(written.at, llmgw::system::sim::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
+    assert_eq!(written.at, llmgw::sim::machine::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
     assert_eq!(written.engines[0].binary.as_deref(), Some("llama.cpp/b10850-vulkan/llama-b10850/llama-server"));
     assert_eq!(written.report.len(), 1);
     assert_eq!((written.report[0].engine, written.report[0].seen), (Engine::LlamaCpp, Seen::Installed));

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 use llmgw::discover::{self, Discovered, ReplayProbe};
 use llmgw::host::{Arch, Host, Libc, PackageFamily};
-use llmgw::simulate::{default_wants, simulate};
+use llmgw::sim::{default_wants, simulate};
 
 fn llmgw() -> Command {
     Command::cargo_bin("llmgw").unwrap()

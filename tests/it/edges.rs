@@ -5,7 +5,7 @@
 use llmgw::converge::{Outcome, State};
 use llmgw::host::Host;
 use llmgw::recipe::Want;
-use llmgw::simulate::{Simulation, simulate};
+use llmgw::sim::{Simulation, simulate};
 
 fn wants(list: &[&str]) -> Vec<Want> {
     list.iter().map(|w| Want::parse(w).unwrap()).collect()

@@ -4,12 +4,12 @@
 //! reason's words, the request count on the fake server, the clock.
 
 use llmgw::converge::State;
-use llmgw::mock_server::embedded_catalog;
-use llmgw::mock_server::truth::Catalog;
 use llmgw::recipe::Want;
-use llmgw::scenario::Scenario;
-use llmgw::simulate::Simulation;
-use llmgw::system::sim::SIM_EPOCH;
+use llmgw::sim::Simulation;
+use llmgw::sim::machine::SIM_EPOCH;
+use llmgw::sim::truth::Catalog;
+use llmgw::sim::truth::embedded_catalog;
+use llmgw::sim::truth::scenario::Scenario;
 
 fn scenario(name: &str) -> Catalog {
     let path = super::host_path(&format!("../../mocks/scenarios/{name}.json"));
@@ -111,25 +111,25 @@ fn a_crash_before_any_change_is_recovered_by_the_next_convergence(
     #[case] variant: &str,
 ) {
     use llmgw::converge::Outcome;
-    use llmgw::system::sim::{MachineFaults, SimulatedCrash};
     let want = [Want::parse(want).unwrap()];
     let mut crashes = 0;
     for k in 1.. {
         let mut catalog = embedded_catalog().clone();
         catalog.machine.crash_before_change = Some(k);
         let mut sim = Simulation::with_catalog(super::host(file), &catalog).unwrap();
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&want)));
-        match run {
-            Ok(report) => {
+        // The simulation recovers as the next run of the installer would:
+        // the same directory, converged again.
+        let s = sim.converge(&want).engines.remove(0);
+        match sim.take_crashes().as_slice() {
+            [] => {
                 // Past the last change: this run had no crash and installed.
-                assert_eq!(report.engines[0].state, State::Ready);
+                assert_eq!(s.state, State::Ready);
                 break;
             }
-            Err(payload) => assert_eq!(payload.downcast_ref::<SimulatedCrash>().map(|c| c.before_change), Some(k)),
+            [crash] => assert_eq!(crash.before_change, k),
+            more => panic!("one crash per run, not {more:?}"),
         }
         crashes += 1;
-        sim.set_machine_faults(MachineFaults::default());
-        let s = sim.converge(&want).engines.remove(0);
         assert_eq!(
             (s.state, s.variant.as_deref()),
             (State::Ready, Some(variant)),

@@ -7,7 +7,7 @@
 
 use llmgw::converge::{Outcome, State};
 use llmgw::recipe::{self, Want};
-use llmgw::simulate::Simulation;
+use llmgw::sim::Simulation;
 
 #[test]
 fn the_seed_rule_is_caught_at_the_gpu_check_and_the_next_build_installed() {

@@ -13,7 +13,7 @@ use llmgw::converge::{Outcome, State, Status};
 use llmgw::host::{ComputeCapability, Host};
 use llmgw::recipe::{self, Plan, Refusal, Want, compare_versions};
 use llmgw::report::Report;
-use llmgw::simulate::{default_wants, simulate};
+use llmgw::sim::{default_wants, simulate};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};

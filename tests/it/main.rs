@@ -35,9 +35,6 @@ pub fn host(file: &str) -> Host {
 }
 
 /// The asset named `name` of any release of `catalog`, to change.
-pub fn asset_mut<'a>(
-    catalog: &'a mut llmgw::mock_server::truth::Catalog,
-    name: &str,
-) -> &'a mut llmgw::mock_server::truth::Asset {
+pub fn asset_mut<'a>(catalog: &'a mut llmgw::sim::truth::Catalog, name: &str) -> &'a mut llmgw::sim::truth::Asset {
     catalog.releases.iter_mut().flat_map(|r| r.assets.iter_mut()).find(|a| a.name == name).unwrap()
 }

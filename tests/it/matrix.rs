@@ -3,10 +3,10 @@
 //! questions answer with only what changes.
 
 use llmgw::host::Host;
-use llmgw::matrix::{self, Cell, ExpectedFile, Shard};
-use llmgw::mock_server::embedded_catalog;
-use llmgw::scenario::Scenario;
-use llmgw::simulate::default_wants;
+use llmgw::sim::default_wants;
+use llmgw::sim::matrix::{self, Cell, ExpectedFile, Shard};
+use llmgw::sim::truth::embedded_catalog;
+use llmgw::sim::truth::scenario::Scenario;
 
 fn llmgw() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("llmgw").unwrap();

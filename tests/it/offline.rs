@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use llmgw::converge::State;
-use llmgw::mock_server::{FakeServer, embedded_catalog};
 use llmgw::offline::bundle::Manifest;
 use llmgw::recipe::Want;
-use llmgw::simulate::Simulation;
+use llmgw::sim::Simulation;
+use llmgw::sim::publisher::FakeServer;
+use llmgw::sim::truth::embedded_catalog;
 use sha2::{Digest, Sha256};
 
 fn llmgw() -> Command {
@@ -408,13 +409,13 @@ fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
 
 #[test]
 fn the_matrix_offline_rows_show_the_same_variants_as_online() {
-    use llmgw::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
+    use llmgw::sim::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/expected.json")).unwrap();
     let golden = ExpectedFile::from_json(&text).unwrap();
     let by: BTreeMap<(&str, &str), _> = golden.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
     let hosts: Vec<(String, llmgw::host::Host)> =
         OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
-    let cells = run_offline(&hosts, &llmgw::simulate::default_wants(), embedded_catalog(), None).unwrap();
+    let cells = run_offline(&hosts, &llmgw::sim::default_wants(), embedded_catalog(), None).unwrap();
     assert_eq!(cells.len(), OFFLINE_HOSTS.len() * 2, "llama.cpp and uv on each host");
     for c in &cells {
         let online = by[&(c.host.strip_suffix(" (offline)").unwrap(), c.want.as_str())];

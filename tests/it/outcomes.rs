@@ -3,7 +3,7 @@
 
 use llmgw::converge::{Outcome, State, Status};
 use llmgw::recipe::Want;
-use llmgw::simulate::simulate;
+use llmgw::sim::simulate;
 use rstest::rstest;
 
 fn llama(file: &str) -> Status {

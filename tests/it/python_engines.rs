@@ -2,9 +2,9 @@
 //! Every row of issue 3's outcome table, and the faults it must show.
 
 use llmgw::converge::{Outcome, State, Status};
-use llmgw::mock_server::embedded_catalog;
 use llmgw::recipe::{self, Want};
-use llmgw::simulate::{Simulation, simulate};
+use llmgw::sim::truth::embedded_catalog;
+use llmgw::sim::{Simulation, simulate};
 use rstest::rstest;
 
 fn one(file: &str, want: &str) -> Status {

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use llmgw::mock_server::FakeServer;
-use llmgw::mock_server::truth::{Catalog, File};
+use llmgw::sim::publisher::FakeServer;
+use llmgw::sim::truth::{Catalog, File};
 
 #[path = "../support/built.rs"]
 mod built;
@@ -498,7 +498,7 @@ fn a_simulated_build_on_a_real_machine_says_what_it_is() {
     v["os"]["package_family"] = "none".into();
     let host = dir.path().join("host.json");
     std::fs::write(&host, v.to_string()).unwrap();
-    let server = FakeServer::start(llmgw::mock_server::embedded_catalog()).unwrap();
+    let server = FakeServer::start(llmgw::sim::truth::embedded_catalog()).unwrap();
     let engines = dir.path().join("engines");
     let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
     assert_eq!(code, 1);

@@ -14,13 +14,12 @@ use std::path::{Path, PathBuf};
 
 use llmgw::converge::State;
 use llmgw::converge::record::InstallRecord;
-use llmgw::mock_server::embedded_catalog;
-use llmgw::mock_server::truth::Catalog;
 use llmgw::recipe::Want;
 use llmgw::report::Report;
-use llmgw::scenario::Scenario;
-use llmgw::simulate::{Simulation, default_wants};
-use llmgw::system::sim::{MachineFaults, SimulatedCrash};
+use llmgw::sim::truth::Catalog;
+use llmgw::sim::truth::embedded_catalog;
+use llmgw::sim::truth::scenario::Scenario;
+use llmgw::sim::{Simulation, default_wants};
 
 const HOSTS: &[&str] = &["v100.json", "h100-ubuntu24.04-driver580.json", "nogpu-debian12.json"];
 
@@ -84,17 +83,11 @@ fn half_installed(engines: &Path) -> Vec<String> {
 }
 
 /// Converges, recovering from a simulated crash the way the next run of
-/// the installer would (the machine's faults gone, the same directory).
+/// the installer would (the same directory): the report, and whether a
+/// crash happened on the way.
 fn converge_through_crash(sim: &mut Simulation, wants: &[Want]) -> (Report, bool) {
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(wants)));
-    match run {
-        Ok(report) => (report, false),
-        Err(payload) => {
-            assert!(payload.downcast_ref::<SimulatedCrash>().is_some(), "a real panic, not a simulated crash");
-            sim.set_machine_faults(MachineFaults::default());
-            (sim.converge(wants), true)
-        }
-    }
+    let report = sim.converge(wants);
+    (report, !sim.take_crashes().is_empty())
 }
 
 fn scenarios() -> Vec<(String, Catalog)> {

@@ -3,7 +3,7 @@
 
 use llmgw::converge::{Outcome, State};
 use llmgw::recipe::Want;
-use llmgw::simulate::{Simulation, default_wants};
+use llmgw::sim::{Simulation, default_wants};
 
 #[test]
 fn a_second_convergence_downloads_nothing() {

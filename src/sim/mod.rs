@@ -1,25 +1,45 @@
-//! One host end to end in simulation: a fake release server on loopback, a
-//! simulated machine over a fresh engines directory, and the same
-//! convergence a real node runs.
+//! The simulation wing: the same convergence a real node runs, against a
+//! described machine and a fake publisher, so that any node can be replayed
+//! anywhere and a recipe change shows which machines change outcome.
 //!
-//! [`Simulation`] keeps its server and directory between convergences, so a
-//! second one sees the first's installs; [`simulate`] is the one-shot form.
+//! | folder | what lives there |
+//! | --- | --- |
+//! | [`truth`] | what each published build really contains and needs (`mocks/`, embedded), scenarios and faults |
+//! | [`publisher`] | the fake GitHub, PyPI and PyTorch index on loopback, serving the truth |
+//! | [`machine`] | the simulated machine: a [`crate::system::System`] that answers as the host description would |
+//! | [`matrix`] | every host against every want, compared with the golden outcomes |
+//!
+//! [`Simulation`] (this file) is one host end to end: it keeps its server
+//! and directory between convergences, so a second one sees the first's
+//! installs, and it recovers from a scenario's simulated crash in one place
+//! ([`Simulation::recovering`]) for `simulate`, the matrix and the agent.
 //! Reports never show the temporary engines directory: binaries are given
 //! relative to it, so output is byte-identical from run to run.
+//!
+//! May import the core (`recipe`, `converge`, `release`, `host`, `nvidia`,
+//! `parse`), `system` (the trait, and the real HTTP client and files it
+//! stands on) and `offline` (the matrix's offline rows); nothing imports
+//! `sim` but `agent` (a simulated node) and the command line.
+
+pub mod machine;
+pub mod matrix;
+pub mod publisher;
+pub mod truth;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::converge::{self, Config, Releases, Status};
 use crate::host::Host;
-use crate::mock_server::{self, FakeServer, truth::Catalog};
 use crate::recipe::{Plan, Want, WantsFile};
 use crate::report::Report;
 use crate::system::local::Local;
-use crate::system::sim::{MachineFaults, SimSystem};
+use machine::{SimSystem, SimulatedCrash};
+use publisher::FakeServer;
+use truth::{Catalog, MachineFaults};
 
 /// The wants a simulation converges when none are given: `matrix/wants.json`, embedded.
-pub const DEFAULT_WANTS_JSON: &str = include_str!("../matrix/wants.json");
+pub const DEFAULT_WANTS_JSON: &str = include_str!("../../matrix/wants.json");
 
 /// The default wants ([`DEFAULT_WANTS_JSON`]).
 pub fn default_wants() -> Vec<Want> {
@@ -46,6 +66,8 @@ pub struct Simulation {
     dir: tempfile::TempDir,
     sys: SimSystem,
     cfg: Config,
+    /// Crashes recovered from since [`Simulation::take_crashes`] was last called.
+    crashes: Vec<SimulatedCrash>,
 }
 
 impl Simulation {
@@ -54,7 +76,7 @@ impl Simulation {
     /// # Errors
     /// [`SimError`] when the server, the directory or the client cannot be set up.
     pub fn start(host: Host) -> Result<Simulation, SimError> {
-        Simulation::with_catalog(host, mock_server::embedded_catalog())
+        Simulation::with_catalog(host, truth::embedded_catalog())
     }
 
     /// Starts a simulation of `host` against `catalog`.
@@ -89,14 +111,42 @@ impl Simulation {
             pytorch_whl: server.pytorch_url(),
             check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
         };
-        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg })
+        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg, crashes: Vec::new() })
     }
 
-    /// Converges `wants` and reports, binaries relative to the engines directory.
+    /// Converges `wants` and reports, binaries relative to the engines
+    /// directory; a scenario's crash is recovered from ([`Simulation::recovering`]).
     pub fn converge(&mut self, wants: &[Want]) -> Report {
-        let host = self.sys.host().clone();
-        let statuses = converge::converge(&mut self.sys, &host, &self.cfg, wants);
-        self.report(&host, statuses)
+        self.recovering(|sim| {
+            let host = sim.sys.host().clone();
+            let statuses = converge::converge(&mut sim.sys, &host, &sim.cfg, wants);
+            sim.report(&host, statuses)
+        })
+    }
+
+    /// Runs `f` on the simulation. When a scenario's crash ends the
+    /// simulated installer in the middle ([`SimulatedCrash`]: no cleanup
+    /// runs, as after a `kill -9`), the crash is kept for
+    /// [`Simulation::take_crashes`] and `f` runs again: a crash happens
+    /// once, and what the next run makes of what it left is the outcome.
+    /// Any other panic goes on unwinding.
+    pub fn recovering<T>(&mut self, mut f: impl FnMut(&mut Simulation) -> T) -> T {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(v) => v,
+            Err(payload) => match payload.downcast::<SimulatedCrash>() {
+                Ok(crash) => {
+                    self.crashes.push(*crash);
+                    f(self)
+                }
+                Err(payload) => std::panic::resume_unwind(payload),
+            },
+        }
+    }
+
+    /// The crashes recovered from since the last call, in order: for the
+    /// caller to say (`llmgw simulate` on stderr, the agent in its log).
+    pub fn take_crashes(&mut self) -> Vec<SimulatedCrash> {
+        std::mem::take(&mut self.crashes)
     }
 
     /// Installs the first working build of a plan given whole (a test's

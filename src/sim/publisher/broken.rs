@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use hyper::body::{Body, Bytes, Frame};
 
-use super::truth::BodyFault;
+use crate::sim::truth::BodyFault;
 
 /// The broken host, serving until dropped.
 pub(crate) struct BrokenHost {

@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::stub::{ElfStub, Emulated, VersionOutput};
-use super::tags::WheelName;
 use crate::host::Host;
 use crate::pep503::normalize;
 use crate::recipe::compare_versions;
+use crate::sim::truth::stub::{ElfStub, Emulated, VersionOutput};
+use crate::sim::truth::wheel_name::WheelName;
 use crate::system::Output;
 use crate::system::local::Local;
 

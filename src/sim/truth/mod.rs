@@ -6,9 +6,20 @@
 //! release server packs these into real `.tar.gz` archives; the simulated
 //! machine reads the stubs back from the unpacked tree.
 
+pub mod embedded;
+pub mod scenario;
+pub mod stub;
+#[cfg(test)]
+mod tests;
+mod validate;
+pub mod wheel_name;
+
 use serde::{Deserialize, Serialize};
 
-use crate::system::sim::stub::ElfStub;
+use stub::ElfStub;
+
+pub use embedded::embedded_catalog;
+pub use validate::epoch;
 
 /// Every release and package index the fake server publishes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +36,7 @@ pub struct Catalog {
     pub faults: Vec<Fault>,
     /// Faults of the simulated machine itself (a scenario's `machine`).
     #[serde(default)]
-    pub machine: crate::system::sim::MachineFaults,
+    pub machine: MachineFaults,
 }
 
 /// A fault the fake server answers with, for `times` requests or always:
@@ -81,6 +92,29 @@ pub enum BodyFault {
 /// How late a [`BodyFault::Slow`] answer comes, in seconds: past the
 /// longest HTTP timeout llmgw uses (60 s, `provision`).
 pub const SLOW_FAULT_SECS: u64 = 600;
+
+/// Faults of the simulated machine: a scenario's `machine`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineFaults {
+    /// The package manager fails whatever it is asked to install.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub package_manager_fails: bool,
+    /// The disk fills up once downloads and unpacking have written this many
+    /// bytes: the write that crosses it fails with ENOSPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_full_after_bytes: Option<u64>,
+    /// The installer dies (no cleanup runs) just before its N-th change to
+    /// the machine, counting from 1: a download, an unpack, a directory made,
+    /// renamed or removed, a file written, a package installed. Once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_before_change: Option<u32>,
+    /// The installer's HTTP timeout on this machine, in seconds, in place of
+    /// its usual 30: a scenario with a slow answer sets it low so that the
+    /// timeout is reached in a moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_timeout_secs: Option<u64>,
+}
 
 /// One GitHub release of one engine version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +229,38 @@ pub struct Dist {
     /// The GPU kernels it carries, for a package that computes on the GPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda: Option<CudaTruth>,
+}
+
+impl Dist {
+    /// The wheel's `.dist-info` directory name: `sgl_kernel-0.3.16.dist-info`,
+    /// `torch-2.11.0+cu129.dist-info` (the name escaped per the binary
+    /// distribution format: runs of `-`, `_`, `.` become one `_`, lowercase; the
+    /// version as the truth writes it).
+    pub fn dist_info(&self) -> String {
+        format!("{}-{}.dist-info", crate::pep503::wheel_escape(&self.name), self.version)
+    }
+}
+
+/// Which index an [`Index`] is, from its name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IndexKind {
+    /// `pypi`: PyPI itself.
+    Pypi,
+    /// `pytorch-<variant>`: PyTorch's index of one CUDA version (`cu129`).
+    Pytorch(String),
+}
+
+impl Index {
+    /// Which index this is; `None` for a name that is neither `pypi` nor
+    /// `pytorch-<variant>` (lowercase letters and digits).
+    pub fn kind(&self) -> Option<IndexKind> {
+        if self.name == "pypi" {
+            return Some(IndexKind::Pypi);
+        }
+        let variant = self.name.strip_prefix("pytorch-")?;
+        let ok = !variant.is_empty() && variant.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        ok.then(|| IndexKind::Pytorch(variant.to_string()))
+    }
 }
 
 /// What one CUDA package carries.

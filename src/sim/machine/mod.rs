@@ -11,16 +11,16 @@ pub(crate) mod ldd;
 mod packages;
 mod programs;
 mod python;
-pub mod stub;
-mod tags;
+
 mod uv;
 
 use std::path::Path;
 use std::time::Duration;
 
-use super::local::Local;
-use super::{Cmd, DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, Output, SysError, System};
 use crate::host::Host;
+use crate::sim::truth::MachineFaults;
+use crate::system::local::Local;
+use crate::system::{Cmd, DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, Output, SysError, System};
 
 /// The simulated clock's start: 2026-11-01T00:00:00Z, in seconds since the
 /// Unix epoch. Every simulation starts here, so its output never depends
@@ -39,29 +39,6 @@ pub struct SimSystem {
     changes: u32,
     /// Bytes written by downloads and unpacking so far (for [`MachineFaults::disk_full_after_bytes`]).
     written: u64,
-}
-
-/// Faults of the simulated machine: a scenario's `machine`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MachineFaults {
-    /// The package manager fails whatever it is asked to install.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub package_manager_fails: bool,
-    /// The disk fills up once downloads and unpacking have written this many
-    /// bytes: the write that crosses it fails with ENOSPC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk_full_after_bytes: Option<u64>,
-    /// The installer dies (no cleanup runs) just before its N-th change to
-    /// the machine, counting from 1: a download, an unpack, a directory made,
-    /// renamed or removed, a file written, a package installed. Once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crash_before_change: Option<u32>,
-    /// The installer's HTTP timeout on this machine, in seconds, in place of
-    /// its usual 30: a scenario with a slow answer sets it low so that the
-    /// timeout is reached in a moment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_timeout_secs: Option<u64>,
 }
 
 /// What a simulated crash unwinds with (never through the panic hook).

@@ -19,7 +19,8 @@ use sha2::{Digest, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-use super::truth::Dist;
+use crate::sim::truth::Dist;
+use crate::sim::truth::wheel_name::WheelName;
 
 /// The file in a wheel's `.dist-info` directory holding the [`Dist`] as
 /// JSON (`serde_json`, pretty, with a final newline): what the package
@@ -44,7 +45,7 @@ const FILE_MODE: u32 = 0o644;
 /// compression at the default level, every timestamp 1980-01-01 00:00:00
 /// (the earliest a zip can hold), mode 0644.
 pub fn build(dist: &Dist) -> Vec<u8> {
-    let info = dist_info(dist);
+    let info = dist.dist_info();
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut modules = dist.modules.clone();
     modules.sort();
@@ -104,53 +105,15 @@ pub fn metadata(dist: &Dist) -> String {
     text
 }
 
-/// The wheel's `.dist-info` directory name: `sgl_kernel-0.3.16.dist-info`,
-/// `torch-2.11.0+cu129.dist-info` (the name escaped per the binary
-/// distribution format: runs of `-`, `_`, `.` become one `_`, lowercase; the
-/// version as the truth writes it).
-pub fn dist_info(dist: &Dist) -> String {
-    format!("{}-{}.dist-info", crate::pep503::wheel_escape(&dist.name), dist.version)
-}
-
-/// The tags a wheel file name expands to, in file-name order:
-/// `numpy-2.3.4-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl`
-/// gives `cp312-cp312-manylinux_2_27_x86_64` and
-/// `cp312-cp312-manylinux_2_28_x86_64` (compressed tag sets, PEP 425).
-/// Empty for a name that is not `name-version[-build]-python-abi-platform.whl`.
-pub fn tags(filename: &str) -> Vec<String> {
-    let Some((_, python, abi, platform)) = split_filename(filename) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for p in python.split('.') {
-        for a in abi.split('.') {
-            for pl in platform.split('.') {
-                out.push(format!("{p}-{a}-{pl}"));
-            }
-        }
-    }
-    out
-}
-
-/// (build tag, python tags, abi tags, platform tags) of a wheel file name.
-fn split_filename(filename: &str) -> Option<(Option<&str>, &str, &str, &str)> {
-    let parts: Vec<&str> = filename.strip_suffix(".whl")?.split('-').collect();
-    match parts.as_slice() {
-        [_, _, python, abi, platform] => Some((None, python, abi, platform)),
-        [_, _, build, python, abi, platform] => Some((Some(build), python, abi, platform)),
-        _ => None,
-    }
-}
-
 /// The `WHEEL` file for a wheel of this file name.
 fn wheel_file(filename: &str) -> String {
-    let split = split_filename(filename);
-    let purelib = split.is_some_and(|(_, _, abi, platform)| abi == "none" && platform == "any");
+    let name = WheelName::parse(filename);
+    let purelib = name.as_ref().is_some_and(WheelName::is_purelib);
     let mut text = format!("Wheel-Version: 1.0\nGenerator: llmgw-mock\nRoot-Is-Purelib: {purelib}\n");
-    if let Some((Some(build), ..)) = split {
+    if let Some(build) = name.as_ref().and_then(|n| n.build.as_ref()) {
         text.push_str(&format!("Build: {build}\n"));
     }
-    for tag in tags(filename) {
+    for tag in name.map(|n| n.tags()).unwrap_or_default() {
         text.push_str(&format!("Tag: {tag}\n"));
     }
     text
@@ -192,7 +155,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::mock_server::truth::CudaTruth;
+    use crate::sim::truth::CudaTruth;
 
     fn kernel() -> Dist {
         Dist {
@@ -303,6 +266,7 @@ mod tests {
         assert!(get("vllm/__init__.py").ends_with("__version__ = \"0.20.1+cu129\"\n"));
         assert!(!get("vllm-0.20.1+cu129.dist-info/METADATA").contains("Requires-Python"));
 
+        let tags = |f: &str| WheelName::parse(f).map(|n| n.tags()).unwrap_or_default();
         assert_eq!(
             tags("numpy-2.3.4-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"),
             ["cp312-cp312-manylinux_2_27_x86_64", "cp312-cp312-manylinux_2_28_x86_64"]

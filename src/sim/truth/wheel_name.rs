@@ -1,5 +1,6 @@
-//! Wheel file names and their tags (PEP 427, PEP 425, PEP 600): which
-//! wheels a simulated uv may install on a host for CPython 3.12.
+//! Wheel file names and their tags (PEP 427, PEP 425, PEP 600): what a
+//! wheel of the truth is called, which tags the publisher writes into its
+//! `WHEEL` file, and which wheels the simulated uv may install on a host.
 //!
 //! `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`, each tag
 //! part possibly a `.`-joined set. `manylinux_2_N_<arch>` needs glibc >=
@@ -11,11 +12,13 @@ use crate::host::{Host, Libc};
 
 /// A wheel's name split into its parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct WheelName {
+pub struct WheelName {
     /// The distribution name as written in the file name: `sgl_kernel`.
     pub name: String,
     /// The version: `2.11.0+cu129`.
     pub version: String,
+    /// The build tag, when the name has one: `1` in `torch-2.9.0-1-cp312-…`.
+    pub build: Option<String>,
     /// Python tags: `cp312`, `cp38`, `py3`.
     pub python: Vec<String>,
     /// ABI tags: `cp312`, `abi3`, `none`.
@@ -29,19 +32,41 @@ impl WheelName {
     pub fn parse(filename: &str) -> Option<WheelName> {
         let stem = filename.strip_suffix(".whl")?;
         let parts: Vec<&str> = stem.split('-').collect();
-        let (name, version, rest) = match parts.len() {
-            5 => (parts[0], parts[1], &parts[2..]),
-            6 => (parts[0], parts[1], &parts[3..]),
+        let (name, version, build, rest) = match parts.len() {
+            5 => (parts[0], parts[1], None, &parts[2..]),
+            6 => (parts[0], parts[1], Some(parts[2].to_string()), &parts[3..]),
             _ => return None,
         };
         let set = |s: &str| s.split('.').map(str::to_string).collect::<Vec<_>>();
         Some(WheelName {
             name: name.to_string(),
             version: version.to_string(),
+            build,
             python: set(rest[0]),
             abi: set(rest[1]),
             platform: set(rest[2]),
         })
+    }
+
+    /// The tags the name expands to, in file-name order:
+    /// `numpy-2.3.4-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl`
+    /// gives `cp312-cp312-manylinux_2_27_x86_64` and
+    /// `cp312-cp312-manylinux_2_28_x86_64` (compressed tag sets, PEP 425).
+    pub fn tags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in &self.python {
+            for a in &self.abi {
+                for pl in &self.platform {
+                    out.push(format!("{p}-{a}-{pl}"));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the wheel is pure Python for every platform (`none-any`).
+    pub fn is_purelib(&self) -> bool {
+        self.abi == ["none"] && self.platform == ["any"]
     }
 
     /// Whether CPython 3.`minor` can import it.
@@ -63,7 +88,7 @@ impl WheelName {
 }
 
 /// The glibc a `manylinux` tag needs, `(2, N)`, and its architecture.
-pub(crate) fn manylinux(tag: &str) -> Option<((u32, u32), &str)> {
+pub fn manylinux(tag: &str) -> Option<((u32, u32), &str)> {
     for (legacy, glibc) in [("manylinux2014_", (2, 17)), ("manylinux2010_", (2, 12)), ("manylinux1_", (2, 5))] {
         if let Some(arch) = tag.strip_prefix(legacy) {
             return Some((glibc, arch));

@@ -4,15 +4,15 @@
 //! top-level directory, then every file in the order the truth lists it.
 //! Everything that could vary is fixed (owner 0:0 with no names, one mtime,
 //! a gzip header with no name and mtime 0), so the same asset always gives
-//! the same bytes and therefore the same digest. [`epoch`] turns a release's
-//! `published_at` into that mtime.
+//! the same bytes and therefore the same digest: every mtime is the release's
+//! `published_at` ([`crate::sim::truth::epoch`]).
 
 use std::collections::BTreeSet;
 use std::io::Write;
 
 use flate2::{Compression, GzBuilder};
 
-use super::truth::Asset;
+use crate::sim::truth::Asset;
 
 /// Mode of ELF files (executables and shared libraries) in the archive.
 const ELF_MODE: u32 = 0o755;
@@ -31,7 +31,7 @@ const DIR_MODE: u32 = 0o755;
 /// carries no file name and mtime 0, compression level 6 (the default).
 /// An asset with its `archive` given is those bytes as they are.
 ///
-/// [`ElfStub::to_bytes`]: crate::system::sim::stub::ElfStub::to_bytes
+/// [`ElfStub::to_bytes`]: crate::sim::truth::stub::ElfStub::to_bytes
 pub fn build(asset: &Asset, mtime: u64) -> Vec<u8> {
     if let Some(bytes) = &asset.archive {
         return bytes.clone();
@@ -87,48 +87,13 @@ fn append_dir<W: Write>(tar: &mut tar::Builder<W>, path: &str, mtime: u64) {
     tar.append_data(&mut h, path, std::io::empty()).expect("writing a tar entry to memory cannot fail");
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as GitHub
-/// writes them, `2026-10-20T14:03:11Z` (fractional seconds are allowed and
-/// dropped); `None` for anything else, including other offsets than `Z`.
-pub fn epoch(rfc3339: &str) -> Option<u64> {
-    let s = rfc3339.strip_suffix('Z')?;
-    let (date, time) = s.split_once('T')?;
-    let time = time.split_once('.').map_or(time, |(whole, frac)| {
-        if !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) { whole } else { "" }
-    });
-    let num = |t: &str, len: usize| -> Option<u64> {
-        (t.len() == len && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
-    };
-    let mut d = date.split('-');
-    let (year, month, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
-    let mut t = time.split(':');
-    let (hour, min, sec) = (num(t.next()?, 2)?, num(t.next()?, 2)?, num(t.next()?, 2)?);
-    if d.next().is_some() || t.next().is_some() || year < 1970 || hour > 23 || min > 59 || sec > 60 {
-        return None;
-    }
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&month) || day == 0 || day > month_days[month as usize - 1] {
-        return None;
-    }
-    // Days from 1970-01-01 to the civil date (H. Hinnant's days_from_civil,
-    // on years shifted to start in March so that Feb 29 ends a year).
-    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
-    let era = y / 400;
-    let yoe = y % 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hour * 3_600 + min * 60 + sec)
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::mock_server::truth::File;
-    use crate::system::sim::stub::{ElfStub, VersionOutput};
+    use crate::sim::truth::File;
+    use crate::sim::truth::stub::{ElfStub, VersionOutput};
 
     fn asset() -> Asset {
         let server = ElfStub {
@@ -202,28 +167,5 @@ mod tests {
         ];
         let want: Vec<_> = want.iter().map(|(p, t, m)| (p.to_string(), *t, *m)).collect();
         assert_eq!(seen, want);
-    }
-
-    #[test]
-    fn parses_rfc3339_utc() {
-        assert_eq!(epoch("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(epoch("2026-10-20T14:03:11Z"), Some(1_792_504_991));
-        assert_eq!(epoch("2026-10-02T18:11:40Z"), Some(1_790_964_700));
-        assert_eq!(epoch("2000-02-29T23:59:59.123Z"), Some(951_868_799));
-        assert_eq!(epoch("2024-12-31T00:00:00Z"), Some(1_735_603_200));
-        for bad in [
-            "2026-10-20T14:03:11",
-            "2026-10-20T14:03:11+02:00",
-            "2026-10-20 14:03:11Z",
-            "2026-13-01T00:00:00Z",
-            "2025-02-29T00:00:00Z",
-            "2026-10-20T24:00:00Z",
-            "2026-10-20T14:03:11.Z",
-            "1969-12-31T23:59:59Z",
-            "26-10-20T14:03:11Z",
-            "2026-10-20T14:03Z",
-        ] {
-            assert_eq!(epoch(bad), None, "{bad}");
-        }
     }
 }

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use super::uv::SITE_PACKAGES;
 use crate::converge::checks::TORCH_CHECK_MARKER;
 use crate::host::{ComputeCapability, Host};
-use crate::mock_server::truth::{CudaTruth, Dist};
 use crate::nvidia::{CudaKernels, runtime_min_driver};
 use crate::pep503::normalize;
+use crate::sim::truth::{CudaTruth, Dist};
 use crate::system::Output;
 use crate::system::local::Local;
 

@@ -9,9 +9,9 @@
 
 use serde::Deserialize;
 
-use crate::mock_server::truth::{BodyFault, Catalog, Fault};
+use crate::sim::truth::stub::Backend;
+use crate::sim::truth::{BodyFault, Catalog, Fault};
 use crate::strict_json::{self, JsonError};
-use crate::system::sim::stub::Backend;
 
 /// The longest wait a scenario may ask of the fake server, in seconds (a year).
 const MAX_SCENARIO_SECS: u64 = 365 * 24 * 3600;
@@ -34,7 +34,7 @@ pub struct Scenario {
     /// Faults of the simulated machine: a failing package manager, a disk
     /// that fills up, a crash before the N-th change.
     #[serde(default)]
-    pub machine: Option<crate::system::sim::MachineFaults>,
+    pub machine: Option<super::MachineFaults>,
 }
 
 /// One file of one release asset, as the scenario would have it.
@@ -178,25 +178,25 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock_server::embedded_catalog;
+    use crate::sim::truth::embedded_catalog;
 
     #[test]
     fn the_shipped_scenarios_apply() {
         for text in [
-            include_str!("../mocks/scenarios/llama-cuda13-ggml-default-archs.json"),
-            include_str!("../mocks/scenarios/github-503-twice.json"),
-            include_str!("../mocks/scenarios/github-502-metadata-once.json"),
-            include_str!("../mocks/scenarios/github-429-retry-after.json"),
-            include_str!("../mocks/scenarios/github-rate-limit-exhausted.json"),
-            include_str!("../mocks/scenarios/github-500-always.json"),
-            include_str!("../mocks/scenarios/machine-package-manager-fails.json"),
-            include_str!("../mocks/scenarios/machine-disk-fills-up.json"),
-            include_str!("../mocks/scenarios/machine-crash-before-rename.json"),
-            include_str!("../mocks/scenarios/download-cut-short-once.json"),
-            include_str!("../mocks/scenarios/download-reset-always.json"),
-            include_str!("../mocks/scenarios/download-one-byte-changed-once.json"),
-            include_str!("../mocks/scenarios/download-slow-once.json"),
-            include_str!("../mocks/scenarios/download-redirect-loop.json"),
+            include_str!("../../../mocks/scenarios/llama-cuda13-ggml-default-archs.json"),
+            include_str!("../../../mocks/scenarios/github-503-twice.json"),
+            include_str!("../../../mocks/scenarios/github-502-metadata-once.json"),
+            include_str!("../../../mocks/scenarios/github-429-retry-after.json"),
+            include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json"),
+            include_str!("../../../mocks/scenarios/github-500-always.json"),
+            include_str!("../../../mocks/scenarios/machine-package-manager-fails.json"),
+            include_str!("../../../mocks/scenarios/machine-disk-fills-up.json"),
+            include_str!("../../../mocks/scenarios/machine-crash-before-rename.json"),
+            include_str!("../../../mocks/scenarios/download-cut-short-once.json"),
+            include_str!("../../../mocks/scenarios/download-reset-always.json"),
+            include_str!("../../../mocks/scenarios/download-one-byte-changed-once.json"),
+            include_str!("../../../mocks/scenarios/download-slow-once.json"),
+            include_str!("../../../mocks/scenarios/download-redirect-loop.json"),
         ] {
             let s = Scenario::from_json(text).unwrap();
             s.apply(embedded_catalog()).unwrap();

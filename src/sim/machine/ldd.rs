@@ -13,8 +13,8 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use super::stub::ElfStub;
 use crate::host::{DottedVersion, Host, Libc, PackageFamily};
+use crate::sim::truth::stub::ElfStub;
 
 /// Where a needed library was found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::converge::{Outcome, State, Status};
 use crate::host::Host;
-use crate::mock_server::FakeServer;
-use crate::mock_server::truth::Catalog;
 use crate::recipe::Want;
-use crate::simulate::{SimError, Simulation};
+use crate::sim::publisher::FakeServer;
+use crate::sim::truth::Catalog;
+use crate::sim::{SimError, Simulation};
 use crate::strict_json;
 
 /// One host and one want, simulated.
@@ -167,12 +167,8 @@ pub fn run(
                             break;
                         }
                     };
-                    // A scenario's crash: the next convergence is the outcome.
-                    let report = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.converge(&wants))) {
-                        Ok(report) => report,
-                        Err(payload) if payload.is::<crate::system::sim::SimulatedCrash>() => sim.converge(&wants),
-                        Err(payload) => std::panic::resume_unwind(payload),
-                    };
+                    // A scenario's crash is recovered from: the next convergence is the outcome.
+                    let report = sim.converge(&wants);
                     let mut out = cells.lock().expect("no thread panics holding it");
                     for ((w, want), status) in mine.iter().zip(report.engines) {
                         let drift = drift(&status);

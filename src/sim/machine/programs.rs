@@ -11,10 +11,10 @@
 use std::path::Path;
 
 use super::ldd::resolve;
-use super::stub::{Backend, ElfStub, Emulated};
 use super::{python, uv};
 use crate::host::{ComputeCapability, Host};
 use crate::nvidia::CudaKernels;
+use crate::sim::truth::stub::{Backend, ElfStub, Emulated};
 use crate::system::local::Local;
 use crate::system::{DirEntry, Output, SysError};
 

@@ -1,0 +1,241 @@
+//! The truth against itself and the recipes: every embedded file parses
+//! and is the release or index it is named after, every pin is served, and
+//! every asset a recipe asks for is published.
+
+use std::collections::BTreeSet;
+
+use super::embedded::{EMBEDDED, EMBEDDED_INDEXES};
+use super::stub::Backend;
+use super::*;
+use crate::host::Host;
+use crate::recipe::{Engine, Source, Want, plan};
+
+#[test]
+fn the_embedded_catalog_parses_and_each_file_is_its_release() {
+    let catalog = embedded_catalog();
+    assert_eq!(catalog.releases.len(), EMBEDDED.len());
+    for ((file, _), r) in EMBEDDED.iter().zip(&catalog.releases) {
+        assert_eq!(*file, format!("mocks/{}/{}.json", r.engine, r.version));
+        assert!(epoch(&r.published_at).is_some(), "{file}");
+        assert!(!r.sources.is_empty(), "{file}");
+        for a in &r.assets {
+            if let Some(w) = &a.wheel {
+                assert_eq!((w.filename.as_str(), a.top.as_str(), a.files.len()), (a.name.as_str(), "", 0), "{file}");
+                assert_eq!(validate::check_wheel_name(w), Ok(()), "{file}");
+            }
+            for f in &a.files {
+                assert!(f.elf.is_some() != f.text.is_some(), "{file} {} {}: one of elf or text", a.name, f.path);
+                for v in f.elf.iter().flat_map(|e| &e.requires) {
+                    let ok = ["GLIBC_2.", "GLIBCXX_3.4.", "CXXABI_1.3."].iter().any(|p| {
+                        v.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    });
+                    assert!(ok, "{file} {} {}: symbol version `{v}`", a.name, f.path);
+                }
+            }
+        }
+    }
+}
+
+/// The index named `name` of the embedded catalog.
+fn index(name: &str) -> &'static Index {
+    embedded_catalog().indexes.iter().find(|i| i.name == name).unwrap()
+}
+
+/// Whether `req` (`name==version` or a bare name) is served by one of
+/// `dists`: a `==V` pin matches V and V+local (PEP 440).
+fn served_by<'a>(req: &str, mut dists: impl Iterator<Item = &'a Dist>) -> bool {
+    let (name, version) = req.split_once("==").map_or((req, None), |(n, v)| (n, Some(v)));
+    dists.any(|d| {
+        crate::pep503::normalize(&d.name) == crate::pep503::normalize(name)
+            && version.is_none_or(|v| d.version == v || d.version.starts_with(&format!("{v}+")))
+    })
+}
+
+#[test]
+fn the_embedded_indexes_parse_and_every_pin_is_served() {
+    let catalog = embedded_catalog();
+    assert_eq!(catalog.indexes.len(), EMBEDDED_INDEXES.len());
+    let pypi = index("pypi");
+    for ((file, _), i) in EMBEDDED_INDEXES.iter().zip(&catalog.indexes) {
+        assert_eq!(*file, format!("mocks/pypi/{}.json", i.name));
+        assert!(!i.sources.is_empty(), "{file}");
+        assert!(i.kind().is_some(), "{file}");
+        let mut names = BTreeSet::new();
+        for d in &i.dists {
+            assert!(names.insert(d.filename.as_str()), "{file}: {} twice", d.filename);
+            assert_eq!(validate::check_wheel_name(d), Ok(()), "{file}");
+            assert!(!d.modules.is_empty(), "{file} {}", d.filename);
+            // Requirements: from this index, or from PyPI (uv takes the
+            // others there).
+            for req in &d.requires {
+                assert!(
+                    served_by(req, i.dists.iter().chain(&pypi.dists)),
+                    "{file} {}: nothing serves {req}",
+                    d.filename
+                );
+            }
+            if let Some(c) = &d.cuda {
+                assert!(!c.sass.is_empty() && !c.toolkit.is_empty(), "{file} {}", d.filename);
+                // `X.Y`, or `X.Ya` for an arch-specific cubin; PTX never arch-specific.
+                let cc =
+                    |s: &str| s.split_once('.').is_some_and(|(a, b)| [a, b].iter().all(|p| p.parse::<u8>().is_ok()));
+                for s in &c.sass {
+                    assert!(cc(s.strip_suffix('a').unwrap_or(s)), "{file} {}: sass `{s}`", d.filename);
+                }
+                assert!(c.ptx.iter().all(|s| cc(s)), "{file} {}: ptx {:?}", d.filename, c.ptx);
+            }
+            // Platform wheels come in pairs: x86_64 and aarch64.
+            let tags = wheel_name::WheelName::parse(&d.filename).map(|n| n.tags()).unwrap_or_default();
+            if let Some(other) = tags.first().filter(|t| t.ends_with("_x86_64")).map(|_| "aarch64") {
+                let twin = d.filename.replace("x86_64", other);
+                assert!(i.dists.iter().any(|o| o.filename == twin), "{file}: no {twin}");
+            }
+        }
+    }
+    // The PyTorch index holds torch, torchvision, torchaudio, all +cu129;
+    // PyPI holds no local versions.
+    let cu129 = index("pytorch-cu129");
+    let projects: BTreeSet<&str> = cu129.dists.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(projects, BTreeSet::from(["torch", "torchaudio", "torchvision"]));
+    assert!(cu129.dists.iter().all(|d| d.version.ends_with("+cu129")));
+    assert!(pypi.dists.iter().all(|d| !d.version.contains('+')));
+    // The release wheels' pins: from PyTorch's cu129 index or PyPI.
+    for r in &catalog.releases {
+        for w in r.assets.iter().filter_map(|a| a.wheel.as_ref()) {
+            for req in &w.requires {
+                assert!(served_by(req, cu129.dists.iter().chain(&pypi.dists)), "{}: nothing serves {req}", w.filename);
+            }
+        }
+    }
+    // sgl-kernel has SASS only and fails at import; torch at first use.
+    for d in &pypi.dists {
+        let c = d.cuda.as_ref();
+        if d.name == "sgl-kernel" {
+            assert!(c.is_some_and(|c| c.ptx.is_empty() && c.fails_at_import), "{}", d.filename);
+        } else {
+            assert!(c.is_none_or(|c| !c.fails_at_import), "{}", d.filename);
+        }
+    }
+}
+
+#[test]
+fn the_llama_cpp_truth_has_what_the_checks_rely_on() {
+    let r = embedded_catalog().releases.iter().find(|r| r.engine == "llama.cpp").unwrap();
+    for a in &r.assets {
+        assert_eq!(a.top, "llama-b10850", "{}", a.name);
+        let has = |p: &str| a.files.iter().any(|f| f.path == p);
+        if a.name.starts_with("cudart-") {
+            let major = if a.name.contains("cuda-12.8") { "12" } else { "13" };
+            assert!(has(&format!("libcudart.so.{major}")) && has(&format!("libcublas.so.{major}")), "{}", a.name);
+            assert!(!has("LICENSE"), "{}: would overwrite the build's LICENSE", a.name);
+            continue;
+        }
+        let arch = if a.name.ends_with("-x64.tar.gz") { "x64" } else { "arm64" };
+        assert!(has(if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }), "{}", a.name);
+        let server = a.files.iter().find(|f| f.path == "llama-server").unwrap().elf.as_ref().unwrap();
+        assert!(server.lists_devices);
+        assert!(server.version.as_ref().unwrap().stderr.starts_with("version: 10850 (fe14399)\n"));
+        let (glibc, glibcxx) =
+            if arch == "x64" { ("GLIBC_2.35", "GLIBCXX_3.4.30") } else { ("GLIBC_2.39", "GLIBCXX_3.4.33") };
+        for f in a.files.iter().filter(|f| f.path == "llama-server" || f.path.starts_with("libggml")) {
+            let req = &f.elf.as_ref().unwrap().requires;
+            assert!(req.iter().any(|v| v == glibc) && req.iter().any(|v| v == glibcxx), "{} {}", a.name, f.path);
+        }
+        let backend = |lib: &str| a.files.iter().find(|f| f.path == lib).and_then(|f| f.elf.as_ref()?.backend.clone());
+        if let Some(tk) = ["12.8", "13.3"].into_iter().find(|tk| a.name.contains(&format!("cuda-{tk}"))) {
+            let Some(Backend::Cuda { toolkit, compressed, .. }) = backend("libggml-cuda.so") else {
+                panic!("{}", a.name)
+            };
+            assert_eq!((toolkit.as_str(), compressed), (tk, true));
+        }
+        assert_eq!(a.name.contains("vulkan"), backend("libggml-vulkan.so") == Some(Backend::Vulkan), "{}", a.name);
+    }
+}
+
+#[test]
+fn every_asset_the_recipes_ask_for_is_published() {
+    let catalog = embedded_catalog();
+    let published: BTreeSet<(&str, &str, &str)> = catalog
+        .releases
+        .iter()
+        .flat_map(|r| r.assets.iter().map(move |a| (r.repo.as_str(), r.tag.as_str(), a.name.as_str())))
+        .collect();
+    // Every engine version published: the releases, and the engines' own
+    // projects on PyPI.
+    let mut wants: BTreeSet<(String, String)> =
+        catalog.releases.iter().map(|r| (r.engine.clone(), r.version.clone())).collect();
+    for d in &index("pypi").dists {
+        if Engine::parse(&d.name).is_ok() {
+            wants.insert((d.name.clone(), d.version.clone()));
+        }
+    }
+    let (mut asked, mut wheels, mut requirements) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for arch in ["amd64", "arm64"] {
+        for nvidia in [
+            "null",
+            r#"{"driver": "580.95.05", "gpus": [{"name": "A10", "compute_capability": "8.6", "memory_mib": 24576}]}"#,
+            r#"{"driver": "535.183.01", "gpus": [{"name": "A10", "compute_capability": "8.6", "memory_mib": 24576}]}"#,
+        ] {
+            let host = Host::from_json(&format!(
+                r#"{{"name": "t", "arch": "{arch}",
+                    "os": {{"id": "ubuntu", "version": "24.04", "package_family": "deb", "libc": "glibc", "glibc": "2.39", "glibcxx": "3.4.33"}},
+                    "cpu": {{"model": "x", "flags": ["avx2"]}}, "nvidia": {nvidia},
+                    "disk_free_gb": 100, "packages": {{"installed": [], "installable": true}}}}"#
+            ))
+            .unwrap();
+            for (engine, version) in &wants {
+                let want = Want::new(Engine::parse(engine).unwrap(), version);
+                let Ok(p) = plan(&want, &host) else { continue };
+                for b in &p.candidates {
+                    match &b.source {
+                        Source::Archives { repo, tag, assets } => {
+                            for a in assets {
+                                asked.insert((repo.clone(), tag.clone(), a.clone()));
+                            }
+                        }
+                        Source::Python(env) => {
+                            if let Some(w) = &env.wheel {
+                                let matching: Vec<_> = published
+                                    .iter()
+                                    .filter(|(r, t, n)| {
+                                        (*r, *t) == (w.repo.as_str(), w.tag.as_str())
+                                            && n.starts_with(&w.prefix)
+                                            && n.ends_with(&w.suffix)
+                                    })
+                                    .collect();
+                                assert_eq!(matching.len(), 1, "{w:?}: {matching:?}");
+                                wheels.insert(matching[0].2.to_string());
+                            }
+                            if let Some(x) = &env.extra_index {
+                                assert!(
+                                    catalog.indexes.iter().any(|i| i.name == x.name
+                                        && i.kind() == Some(IndexKind::Pytorch(x.pytorch_path.clone()))),
+                                    "{x:?}"
+                                );
+                            }
+                            requirements.extend(env.requirements.iter().cloned());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Every archive build is a candidate on one of these hosts: cpu x2,
+    // cuda-13.3 x2 (two assets each), cuda-12.8 (two assets), vulkan x2, uv x2.
+    assert_eq!(asked.len(), 12, "{asked:#?}");
+    for (repo, tag, name) in &asked {
+        assert!(published.contains(&(repo.as_str(), tag.as_str(), name.as_str())), "{repo}@{tag} has no {name}");
+    }
+    // vLLM's CUDA 12.9 build, on each architecture.
+    assert_eq!(
+        wheels,
+        BTreeSet::from([
+            "vllm-0.20.1+cu129-cp38-abi3-manylinux_2_31_aarch64.whl".to_string(),
+            "vllm-0.20.1+cu129-cp38-abi3-manylinux_2_31_x86_64.whl".to_string(),
+        ])
+    );
+    assert!(requirements.len() >= 4, "{requirements:?}");
+    for req in &requirements {
+        assert!(served_by(req, index("pypi").dists.iter()), "PyPI has no {req}");
+    }
+}
