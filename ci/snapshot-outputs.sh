@@ -28,14 +28,17 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$out"
 
-# run NAME ARGS...: the command's stdout, stderr and exit code into $out/NAME.*
+# run NAME ARGS...: the command's stdout, stderr (log lines without their
+# timestamps) and exit code into $out/NAME.*
 run() {
   local name=$1
   shift
   set +e
-  "$bin" "$@" >"$out/$name.out" 2>"$out/$name.err"
+  "$bin" "$@" >"$out/$name.out" 2>"$out/$name.err.raw"
   echo $? >"$out/$name.code"
   set -e
+  sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z +//' "$out/$name.err.raw" >"$out/$name.err"
+  rm "$out/$name.err.raw"
 }
 
 run matrix-json matrix --format json

@@ -95,9 +95,8 @@ impl Node for Simulation {
     }
 
     fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
-        let statuses = Simulation::converge(self, wants).engines;
-        say_crashes(self);
-        statuses
+        self.on_crash(say_crash);
+        Simulation::converge(self, wants).engines
     }
 
     fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
@@ -109,21 +108,18 @@ impl Node for Simulation {
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), String> {
-        let written = self.recovering(|sim| sim.system_mut().write_atomic(path, contents).map_err(|e| e.to_string()));
-        say_crashes(self);
-        written
+        self.on_crash(say_crash);
+        self.recovering(|sim| sim.system_mut().write_atomic(path, contents).map_err(|e| e.to_string()))
     }
 }
 
-/// Logs each crash of the simulated installer the simulation recovered
-/// from ([`Simulation::recovering`]), as `llmgw simulate` says them.
-fn say_crashes(sim: &mut Simulation) {
-    for c in sim.take_crashes() {
-        tracing::warn!(
-            "the simulated installer crashed before its change {} (the scenario's); converging again",
-            c.before_change
-        );
-    }
+/// Logs a crash of the simulated installer as the simulation recovers
+/// from it ([`Simulation::recovering`]), as `llmgw simulate` says them.
+fn say_crash(c: crate::sim::machine::SimulatedCrash) {
+    tracing::warn!(
+        "the simulated installer crashed before its change {} (the scenario's); converging again",
+        c.before_change
+    );
 }
 
 /// A node over any [`System`] (the real one on a node): the host as

@@ -122,6 +122,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
                 pypi_simple: PYPI_SIMPLE.to_string(),
                 pytorch_whl: PYTORCH_WHL.to_string(),
                 check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
+                not_a_build: Some(llmgw::sim::truth::stub::NOT_A_BUILD),
             };
             run_loop(
                 Locked(OnSystem { sys: RealSystem::new(local, Box::new(Silent)), host, cfg }),

@@ -41,7 +41,7 @@ impl Offline {
         }
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::BadInput(format!("--offline-sha256: cannot read `{}`: {e}", file.display())))?;
-        let sums = llmgw::offline::mirror::checksums_from_json(&text)
+        let sums = llmgw::offline::checksums::checksums_from_json(&text)
             .map_err(|e| Failure::BadInput(format!("--offline-sha256 `{}`: {e}", file.display())))?;
         wants
             .into_iter()

@@ -94,6 +94,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         pypi_simple: args.pypi_index.clone(),
         pytorch_whl: args.pytorch_index.clone(),
         check_timeout_secs: args.check_timeout,
+        not_a_build: Some(llmgw::sim::truth::stub::NOT_A_BUILD),
     };
     let statuses = converge::converge(&mut sys, &host, &cfg, &wants);
     let report = Report { host: host.name.clone(), engines: statuses };

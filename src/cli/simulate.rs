@@ -60,14 +60,13 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
         // A scenario's crash ends the simulated installer without cleanup;
         // what matters is what the next convergence makes of it.
-        let report = sim.converge(&wants);
-        for c in sim.take_crashes() {
+        sim.on_crash(|c| {
             eprintln!(
                 "llmgw: the simulated installer crashed before its change {} (the scenario's); converging again:",
                 c.before_change
-            );
-        }
-        Ok(report)
+            )
+        });
+        Ok(sim.converge(&wants))
     };
     if args.what_if.diff {
         let (before, after) = (simulate(original)?, simulate(host)?);

@@ -8,17 +8,30 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::parse::{devices, ldd};
 use crate::recipe::{Build, GpuCheck};
-use crate::system::{Cmd, System, UnpackedFile};
+use crate::system::{Cmd, SysError, System, UnpackedFile};
+
+/// What files that are no real build say of themselves: a stand-in whose
+/// first bytes are `magic` (the fake publisher's simulated programs, which
+/// only the simulated machine runs) is refused with `says` when the real
+/// `ldd` finds it is not a dynamic executable. The core does not know the
+/// simulation: whoever wires the installer to a fake publisher says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotABuild {
+    /// The file's first bytes.
+    pub magic: &'static [u8],
+    /// What such a file is, after its name: `is a simulated program …`.
+    pub says: &'static str,
+}
 
 /// Finds the first regular file named `name` in `root`, breadth first, in
 /// name order; `None` when there is none.
 ///
 /// # Errors
-/// The sentence of a directory that cannot be listed.
-pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Option<PathBuf>, String> {
+/// A directory that cannot be listed.
+pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Option<PathBuf>, SysError> {
     let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
     while let Some(dir) = queue.pop_front() {
-        let entries = sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default();
+        let entries = sys.list_dir(&dir)?.unwrap_or_default();
         if let Some(e) = entries.iter().find(|e| !e.is_dir && e.name == name) {
             return Ok(Some(dir.join(&e.name)));
         }
@@ -29,10 +42,16 @@ pub fn find_binary(sys: &mut dyn System, root: &Path, name: &str) -> Result<Opti
 
 /// `ldd` of the binary and of each library it loads at run time (found
 /// beside it): every missing library and symbol version, in one sentence.
+/// A file that is `not_a_build` says so.
 ///
 /// # Errors
 /// The sentence naming what is missing, or the library that is not there.
-pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Result<(), String> {
+pub fn libraries_load(
+    sys: &mut dyn System,
+    build: &Build,
+    binary: &Path,
+    not_a_build: Option<NotABuild>,
+) -> Result<(), String> {
     let dir = binary.parent().unwrap_or(Path::new("/"));
     let mut files = vec![binary.to_path_buf()];
     for lib in build.runtime_libraries.iter().chain(build.gpu_backend().map(|g| &g.library)) {
@@ -49,12 +68,10 @@ pub fn libraries_load(sys: &mut dyn System, build: &Build, binary: &Path) -> Res
         let out = sys.run(&Cmd::new("ldd", [f.display().to_string()]).timeout(60)).map_err(|e| e.to_string())?;
         let report = ldd::parse(&format!("{}\n{}", out.stdout, out.stderr));
         if report.not_dynamic {
-            // The fake release server's programs are stubs only `simulate` runs.
-            let simulated = sys.read(f).ok().flatten().is_some_and(|b| b.starts_with(crate::sim::truth::stub::MAGIC));
-            if simulated {
-                return Err(format!(
-                    "{name} is a simulated program from llmgw's fake release server, not a real build: it runs only in `llmgw simulate`"
-                ));
+            if let Some(stand_in) = not_a_build
+                && sys.read(f).ok().flatten().is_some_and(|b| b.starts_with(stand_in.magic))
+            {
+                return Err(format!("{name} {}", stand_in.says));
             }
             return Err(format!("ldd says {name} is not a dynamic executable"));
         }
@@ -205,20 +222,20 @@ fn torch_computes(
 /// (relative, `/`-separated).
 ///
 /// # Errors
-/// The sentence of a directory or file that cannot be read.
-pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>, String> {
+/// A directory or file that cannot be read.
+pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>, SysError> {
     let mut out = Vec::new();
     let mut queue = std::collections::VecDeque::from([String::new()]);
     while let Some(rel) = queue.pop_front() {
         let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
-        for e in sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default() {
+        for e in sys.list_dir(&dir)?.unwrap_or_default() {
             let path = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
             if e.is_dir {
                 queue.push_back(path);
                 continue;
             }
             // One read gives both; a file gone meanwhile (a dangling link) is skipped.
-            let Some((bytes, sha256)) = sys.sha256_file(&root.join(&path)).map_err(|e| e.to_string())? else {
+            let Some((bytes, sha256)) = sys.sha256_file(&root.join(&path))? else {
                 continue;
             };
             out.push(UnpackedFile { path, bytes, sha256 });

@@ -17,49 +17,38 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Built, Config, Paths, Releases, State, checks, converge_one, download_verified, release_of};
-use crate::host::Host;
-use crate::recipe::{Build, Engine, PythonEnv, ReleaseWheel, UV_VERSION, Want};
+use super::Config;
+use super::checks;
+use super::failure::BuildFailure;
+use super::record::{Built, Paths};
+use crate::recipe::{Build, PythonEnv, ReleaseWheel, Want};
+use crate::release::download::download_verified;
+use crate::release::{Release, ReleaseSource};
 use crate::system::{Cmd, System};
 
 /// How long `uv pip install` of a Python engine may take, in seconds: a few
 /// gigabytes of wheels on a slow link.
 const UV_INSTALL_TIMEOUT_SECS: u64 = 3600;
 
-/// Creates the environment of `build` in the staging tree of `paths`.
+/// Creates the environment of `build` in the staging tree of `paths` with
+/// the uv at `uv` (installed first, as the build requires).
 ///
 /// # Errors
-/// The sentence of the first failure: uv not installable, the wheel
-/// missing or not matching its digest, `uv venv` or `uv pip install`
-/// failing (in uv's words).
+/// The first failure: the wheel missing or not matching its digest, `uv
+/// venv` or `uv pip install` failing (in uv's words).
 pub(super) fn create_env(
     sys: &mut dyn System,
-    host: &Host,
     cfg: &Config,
-    releases: &mut Releases,
-    build: &Build,
+    source: &mut ReleaseSource,
     env: &PythonEnv,
+    binary: &str,
     paths: &Paths,
-) -> Result<Built, String> {
-    // uv first, through its own recipe, recorded as a dependency.
-    let uv_want = Want::new(Engine::Uv, UV_VERSION);
-    let uv = converge_one(sys, host, cfg, &uv_want, releases);
-    let uv_binary = match (&uv.state, &uv.binary) {
-        (State::Ready, Some(b)) => PathBuf::from(b),
-        _ => {
-            return Err(format!(
-                "needs uv {UV_VERSION} to create its environment, and uv {}: {}",
-                uv.state.as_str().replace('_', " "),
-                uv.detail
-            ));
-        }
-    };
-    let depends_on = vec![format!("uv {} {}", uv.version, uv.variant.as_deref().unwrap_or(""))];
-
+    uv: &Path,
+) -> Result<Built, BuildFailure> {
     let mut dependencies = env.requirements.clone();
     let mut assets = Vec::new();
     if let Some(w) = &env.wheel {
-        let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
+        let release = source.release(sys, &w.repo, &w.tag)?;
         let asset = wheel_asset(&release, w)?;
         let dest = paths.downloads().join(&asset.name);
         assets.push(download_verified(sys, asset, &dest)?);
@@ -76,17 +65,17 @@ pub(super) fn create_env(
         dependencies.extend(x.packages.iter().cloned());
     }
     let pyproject = paths.staging.join("pyproject.toml");
-    let text = pyproject_toml(&build.binary, &env.python, dependencies, env, cfg);
-    sys.write_atomic(&pyproject, text.as_bytes()).map_err(|e| e.to_string())?;
+    let text = pyproject_toml(binary, &env.python, dependencies, env, cfg);
+    sys.write_atomic(&pyproject, text.as_bytes())?;
 
     let tree = paths.tree();
-    let venv = Cmd::new(&uv_binary, ["venv", "--relocatable", "--python", &env.python])
+    let venv = Cmd::new(uv, ["venv", "--relocatable", "--python", &env.python])
         .arg_path(&tree)
         .env("NO_COLOR", "1")
         .timeout(600);
     let downloads = format!("{}/", paths.downloads().display());
     uv_step(sys, &venv, "uv venv", &downloads)?;
-    let install = Cmd::new(&uv_binary, ["pip", "install", "--python"])
+    let install = Cmd::new(uv, ["pip", "install", "--python"])
         .arg_path(&tree.join("bin/python"))
         .args(["--default-index", &cfg.pypi_simple, "-r"])
         .arg_path(&pyproject)
@@ -95,7 +84,7 @@ pub(super) fn create_env(
     uv_step(sys, &install, "uv pip install", &downloads)?;
 
     let files = checks::tree_files(sys, &tree)?;
-    Ok(Built { files, assets, depends_on })
+    Ok(Built { files, assets, depends_on: vec![] })
 }
 
 /// Before anything is installed: the release of the wheel, each pinned
@@ -103,17 +92,18 @@ pub(super) fn create_env(
 /// be installed in its place) must exist. Costs a metadata request each.
 ///
 /// # Errors
-/// The sentence naming what the publisher does not have.
+/// What the publisher does not have: the release or its wheel
+/// ([`BuildFailure::Release`]), or a version on PyPI ([`BuildFailure::Index`]).
 pub(super) fn preflight(
     sys: &mut dyn System,
     cfg: &Config,
-    releases: &mut Releases,
+    source: &mut ReleaseSource,
     want: &Want,
     build: &Build,
     env: &PythonEnv,
-) -> Result<(), String> {
+) -> Result<(), BuildFailure> {
     if let Some(w) = &env.wheel {
-        let release = release_of(sys, cfg, releases, &w.repo, &w.tag)?;
+        let release = source.release(sys, &w.repo, &w.tag)?;
         wheel_asset(&release, w)?;
     }
     let mut pins: Vec<(String, String)> = env
@@ -127,8 +117,9 @@ pub(super) fn preflight(
     }
     for (project, version) in pins {
         let url = format!("{}/{project}/", cfg.pypi_simple.trim_end_matches('/'));
-        let resp =
-            sys.http_get(&url, "application/vnd.pypi.simple.v1+json").map_err(|e| format!("PyPI ({project}): {e}"))?;
+        let resp = sys
+            .http_get(&url, "application/vnd.pypi.simple.v1+json")
+            .map_err(|e| BuildFailure::Index(format!("PyPI ({project}): {e}")))?;
         #[derive(serde::Deserialize)]
         struct Page {
             versions: Vec<String>,
@@ -137,35 +128,32 @@ pub(super) fn preflight(
             200 => {
                 serde_json::from_slice::<Page>(&resp.body)
                     .map_err(|e| {
-                        format!("PyPI ({project}): the project page is not PEP 691 JSON with `versions`: {e}")
+                        BuildFailure::Index(format!(
+                            "PyPI ({project}): the project page is not PEP 691 JSON with `versions`: {e}"
+                        ))
                     })?
                     .versions
             }
             404 => vec![],
-            status => return Err(format!("PyPI ({project}): HTTP {status}")),
+            status => return Err(BuildFailure::Index(format!("PyPI ({project}): HTTP {status}"))),
         };
         if !versions.iter().any(|v| v == &version || v.split('+').next() == Some(version.as_str())) {
-            return Err(format!("PyPI has no {project} {version}"));
+            return Err(BuildFailure::Index(format!("PyPI has no {project} {version}")));
         }
     }
     Ok(())
 }
 
 /// The wheel asset of `w` in its release: the one named `prefix…suffix`.
-fn wheel_asset<'a>(
-    release: &'a crate::release::Release,
-    w: &ReleaseWheel,
-) -> Result<&'a crate::release::Asset, String> {
-    release
-        .assets
-        .iter()
-        .find(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix))
-        .ok_or_else(|| format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix))
+fn wheel_asset<'a>(release: &'a Release, w: &ReleaseWheel) -> Result<&'a crate::release::Asset, BuildFailure> {
+    release.assets.iter().find(|a| a.name.starts_with(&w.prefix) && a.name.ends_with(&w.suffix)).ok_or_else(|| {
+        BuildFailure::Index(format!("release `{}` of {} has no asset {}…{}", w.tag, w.repo, w.prefix, w.suffix))
+    })
 }
 
 /// Runs a uv step; its failure in uv's own words.
-fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &str, downloads: &str) -> Result<(), String> {
-    let out = sys.run(cmd).map_err(|e| format!("{what}: {e}"))?;
+fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &'static str, downloads: &str) -> Result<(), BuildFailure> {
+    let out = sys.run(cmd).map_err(|error| BuildFailure::UvNotRun { step: what, error })?;
     if out.success() {
         return Ok(());
     }
@@ -176,7 +164,11 @@ fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &str, downloads: &str) -> Resu
         .map(|l| l.replace(downloads, "").replace(['×', '╰', '─', '▶'], "").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
-    Err(format!("{what} exited {}: {}", out.code.map_or("by a signal".into(), |c| c.to_string()), said.join(" ")))
+    Err(BuildFailure::Uv {
+        step: what,
+        code: out.code.map_or("by a signal".into(), |c| c.to_string()),
+        said: said.join(" "),
+    })
 }
 
 #[derive(Serialize)]

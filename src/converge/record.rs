@@ -44,14 +44,17 @@ pub struct InstallRecord {
     pub installed_at: u64,
 }
 
-/// An asset and the digest it matched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AssetDigest {
-    /// The asset's file name.
-    pub name: String,
-    /// Its sha256, lowercase hex.
-    pub sha256: String,
+pub use crate::release::AssetDigest;
+
+/// What building a tree in staging produced, for the install record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// Every file of the tree with its digest.
+    pub files: Vec<UnpackedFile>,
+    /// The assets downloaded and the digests they matched.
+    pub assets: Vec<AssetDigest>,
+    /// Installs this one depends on: `uv 0.12.20 x86_64`.
+    pub depends_on: Vec<String>,
 }
 
 /// The paths of one build's install.

@@ -108,33 +108,6 @@ pub enum Check {
     Gpu,
 }
 
-/// Why a build failed, and at which check when it was one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// The check, when one of [`Check`] failed.
-    pub check: Option<Check>,
-    /// The sentence.
-    pub reason: String,
-}
-
-impl From<String> for Failure {
-    fn from(reason: String) -> Failure {
-        Failure { check: None, reason }
-    }
-}
-
-impl Failure {
-    /// A failure of `check`.
-    pub fn at(check: Check) -> impl Fn(String) -> Failure {
-        move |reason| Failure { check: Some(check), reason }
-    }
-
-    /// The same failure with its sentence changed by `f`.
-    pub fn map(self, f: impl FnOnce(String) -> String) -> Failure {
-        Failure { check: self.check, reason: f(self.reason) }
-    }
-}
-
 /// The outcome for one want; the JSON shape README.md documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {

@@ -1,6 +1,8 @@
 //! Offline sites: what a bundle carries ([`builds`]), bundles made from the
-//! publisher and imported into a mirror ([`bundle`]), and the mirror's
-//! layout, from which offline wants install ([`mirror`]).
+//! publisher and imported into a mirror ([`bundle`]), their manifest
+//! ([`manifest`]), and the checksums offline wants trust ([`checksums`]).
+//! The mirror's layout, from which offline wants install, is the release
+//! layer's ([`crate::release::mirror`]).
 //!
 //! A cluster without internet is served in three steps: on a connected
 //! machine `llmgw bundle create` fetches every build of the wanted versions
@@ -10,7 +12,13 @@
 //! and every file against the manifest before anything enters the mirror;
 //! nodes then install from the mirror (`offline_base`) against checksums the
 //! control plane holds (`offline_sha256`), and never contact the publisher.
+//!
+//! Real effects: bundles are files on the operator's machine, written and
+//! read here; downloads go through [`crate::system::System`] and the
+//! verified download of [`crate::release`]. May import the core and
+//! `system`; imported by `sim` (the matrix's offline rows) and the command line.
 
 pub mod builds;
 pub mod bundle;
-pub mod mirror;
+pub mod checksums;
+pub mod manifest;

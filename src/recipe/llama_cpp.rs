@@ -98,6 +98,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         cpu_flags: if arch == "x64" { vec!["avx2".to_string()] } else { vec![] },
         free_gb: 2,
         note: None,
+        requires: vec![],
     };
     let notes = missing_flags_note(host, &base("cpu", vec![]));
 

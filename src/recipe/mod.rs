@@ -20,7 +20,7 @@ use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
 pub use python::UV_VERSION;
-pub use want::{Engine, Want, WantsFile, check_http_url, compare_versions};
+pub use want::{Engine, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name};
 
 /// One published build, chosen for one machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -54,6 +54,10 @@ pub struct Build {
     pub free_gb: u64,
     /// Why this build, when it is not the plain one.
     pub note: Option<String>,
+    /// What must be installed first, converged as wants of their own
+    /// (uv, which makes a Python engine's environment).
+    #[serde(skip)]
+    pub requires: Vec<Want>,
 }
 
 /// Where a build's files come from.

@@ -81,6 +81,8 @@ pub(super) fn env_build(
         cpu_flags: vec![],
         free_gb: FREE_GB,
         note: None,
+        // uv makes the environment: installed first, through its own recipe.
+        requires: vec![super::Want::new(super::Engine::Uv, UV_VERSION)],
     }
 }
 

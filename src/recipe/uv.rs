@@ -48,6 +48,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         cpu_flags: vec![],
         free_gb: 1,
         note: None,
+        requires: vec![],
     };
     pick(want, vec![Offer { build, needs: GpuNeeds::default(), what: format!("uv {target}") }], host, vec![])
 }

@@ -114,7 +114,7 @@ pub struct Want {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
     /// An offline site's mirror, from which alone this want installs:
-    /// `http://mirror.internal/llmgw` (its layout: `offline::mirror`). With
+    /// `http://mirror.internal/llmgw` (its layout: `release::mirror`). With
     /// it the publisher is never contacted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline_base: Option<String>,
@@ -198,15 +198,26 @@ impl Want {
             None => {}
         }
         for (name, hex) in &self.offline_sha256 {
-            if !crate::offline::bundle::plain_name(name) {
+            if !plain_name(name) {
                 return Err(format!("offline_sha256: `{name}` is not an asset's file name"));
             }
-            if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            if !is_sha256_hex(hex) {
                 return Err(format!("offline_sha256.{name}: `{hex}` is not a sha256 (64 hex digits)"));
             }
         }
         Ok(())
     }
+}
+
+/// Whether `name` is a plain file name, as an asset's is: not empty, not
+/// `.` or `..`, no separator and no NUL.
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// Whether `hex` is a sha256 digest: 64 hex digits (either case).
+pub fn is_sha256_hex(hex: &str) -> bool {
+    hex.len() == 64 && hex.bytes().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Checks that `url` is an `http://` or `https://` URL (the scheme in any

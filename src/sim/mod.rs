@@ -29,7 +29,7 @@ pub mod truth;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::converge::{self, Config, Releases, Status};
+use crate::converge::{self, Config, Installer, Status};
 use crate::host::Host;
 use crate::recipe::{Plan, Want, WantsFile};
 use crate::report::Report;
@@ -68,6 +68,8 @@ pub struct Simulation {
     cfg: Config,
     /// Crashes recovered from since [`Simulation::take_crashes`] was last called.
     crashes: Vec<SimulatedCrash>,
+    /// Called with each crash as it is recovered from, before the run again.
+    on_crash: Option<Box<dyn FnMut(SimulatedCrash) + Send>>,
 }
 
 impl Simulation {
@@ -110,8 +112,9 @@ impl Simulation {
             pypi_simple: server.pypi_simple_url(),
             pytorch_whl: server.pytorch_url(),
             check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
+            not_a_build: Some(truth::stub::NOT_A_BUILD),
         };
-        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg, crashes: Vec::new() })
+        Ok(Simulation { server, dir, sys: SimSystem::new(host, local), cfg, crashes: Vec::new(), on_crash: None })
     }
 
     /// Converges `wants` and reports, binaries relative to the engines
@@ -135,6 +138,9 @@ impl Simulation {
             Ok(v) => v,
             Err(payload) => match payload.downcast::<SimulatedCrash>() {
                 Ok(crash) => {
+                    if let Some(say) = &mut self.on_crash {
+                        say(*crash);
+                    }
                     self.crashes.push(*crash);
                     f(self)
                 }
@@ -143,31 +149,36 @@ impl Simulation {
         }
     }
 
-    /// The crashes recovered from since the last call, in order: for the
-    /// caller to say (`llmgw simulate` on stderr, the agent in its log).
+    /// The crashes recovered from since the last call, in order.
     pub fn take_crashes(&mut self) -> Vec<SimulatedCrash> {
         std::mem::take(&mut self.crashes)
+    }
+
+    /// Says each crash as it is recovered from, before the run again
+    /// (`llmgw simulate` on stderr, the agent in its log).
+    pub fn on_crash(&mut self, say: impl FnMut(SimulatedCrash) + Send + 'static) {
+        self.on_crash = Some(Box::new(say));
     }
 
     /// Installs the first working build of a plan given whole (a test's
     /// candidates rather than the recipe's), and reports it.
     pub fn install_plan(&mut self, want: &Want, plan: Plan) -> Report {
         let host = self.sys.host().clone();
-        let status = converge::install_plan(&mut self.sys, &host, &self.cfg, want, plan, &mut Releases::default());
+        let status = Installer::new(&mut self.sys, &host, &self.cfg).install_plan(want, plan);
         self.report(&host, vec![status])
     }
 
+    /// The statuses as a report, each binary relative to the engines
+    /// directory (the failures' paths already are: [`converge::BuildFailure::relative_to`]).
     fn report(&self, host: &Host, statuses: Vec<Status>) -> Report {
-        let root = format!("{}/", self.cfg.engines_dir.display());
-        let rel = |s: &str| s.replace(&root, "");
         let engines = statuses
             .into_iter()
             .map(|mut s| {
-                s.detail = rel(&s.detail);
-                s.binary = s.binary.as_deref().map(rel);
-                for a in &mut s.attempts {
-                    a.reason = rel(&a.reason);
-                }
+                s.binary = s.binary.map(|b| {
+                    std::path::Path::new(&b)
+                        .strip_prefix(&self.cfg.engines_dir)
+                        .map_or(b.clone(), |r| r.display().to_string())
+                });
                 s
             })
             .collect();

@@ -13,6 +13,14 @@ use serde::{Deserialize, Serialize};
 /// marker no real ELF has there.
 pub const MAGIC: &[u8] = b"\x7fELF\n#llmgw-simulated-elf\n";
 
+/// What the installer says of a stub that reaches a real machine (`llmgw
+/// provision` against the fake publisher): the real `ldd` finds no dynamic
+/// executable, and this says why.
+pub const NOT_A_BUILD: crate::converge::NotABuild = crate::converge::NotABuild {
+    magic: MAGIC,
+    says: "is a simulated program from llmgw's fake release server, not a real build: it runs only in `llmgw simulate`",
+};
+
 /// What one ELF file needs and does.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,410 @@
+//! [`Installer`]: the state one pass of convergence threads through every
+//! want — the machine's effects, the host, the configuration, and the
+//! release metadata seen so far — and the steps of one want, in order.
+
+use std::path::{Path, PathBuf};
+
+use super::failure::BuildFailure;
+use super::record::{InstallRecord, Paths};
+use super::status::{Attempt, Outcome, State, Status};
+use super::{Config, archives, checks, packages, python, record};
+use crate::host::Host;
+use crate::recipe::{self, Build, Engine, Plan, Refusal, Source, Want};
+use crate::release::{Origin, ReleaseSource};
+use crate::system::System;
+
+/// One pass of the installer over a machine.
+pub struct Installer<'a> {
+    sys: &'a mut dyn System,
+    host: &'a Host,
+    cfg: &'a Config,
+    /// The release metadata of the want being converged: the publisher's,
+    /// seen once per pass, or while an offline want converges, its mirror's.
+    source: ReleaseSource,
+}
+
+/// What an install already on the machine turned out to be.
+enum Verified {
+    /// No install of this build (or one made for another want).
+    Absent,
+    /// Installed, but not from assets with the offline want's checksums.
+    Untrusted(String),
+    /// Whole and working: its binary, and what proved it.
+    Whole(PathBuf, String),
+    /// Installed and broken: why.
+    Broken(BuildFailure),
+}
+
+impl<'a> Installer<'a> {
+    /// A pass over the machine `sys` described by `host`, installing as `cfg` says.
+    pub fn new(sys: &'a mut dyn System, host: &'a Host, cfg: &'a Config) -> Installer<'a> {
+        Installer { sys, host, cfg, source: ReleaseSource::new(&cfg.github_api, Origin::Publisher) }
+    }
+
+    /// Converges every want in order; one status per want. What an
+    /// interrupted run left in the engines directory is removed first.
+    pub fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
+        match record::clean_incomplete(self.sys, &self.cfg.engines_dir) {
+            Ok(removed) if !removed.is_empty() => {
+                tracing::warn!("removed what an interrupted install left: {}", removed.join(", "))
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("could not clean the engines directory: {e}"),
+        }
+        let statuses = wants.iter().map(|w| self.converge_one(w)).collect();
+        // Each build removes its own staging; the empty staging area goes too.
+        let staging = self.cfg.engines_dir.join(".staging");
+        if self.sys.list_dir(&staging).ok().flatten().is_some_and(|e| e.is_empty()) {
+            let _ = self.sys.remove(&staging);
+        }
+        statuses
+    }
+
+    /// Converges one want: its plan, then [`Installer::install_plan`].
+    pub fn converge_one(&mut self, want: &Want) -> Status {
+        let _span = tracing::info_span!("converge", want = %want).entered();
+        let origin = Origin::of(want);
+        if origin.is_mirror() && matches!(want.engine, recipe::Engine::Vllm | recipe::Engine::Sglang) {
+            let reason = format!(
+                "{} is installed from PyPI, which an offline mirror does not carry; offline wants install llama.cpp and uv",
+                want.engine
+            );
+            return refused(want, State::Unsupported, reason, vec![]);
+        }
+        match recipe::plan(want, self.host) {
+            Ok(plan) => self.install_plan(want, plan),
+            Err(Refusal::NotHere { reason }) => refused(want, State::NotHere, reason, vec![]),
+            Err(Refusal::Unsupported { reason, excluded }) => refused(want, State::Unsupported, reason, excluded),
+        }
+    }
+
+    /// Installs the first candidate of `plan` that works, from the want's
+    /// origin; the plan can come from a recipe or from a test.
+    pub fn install_plan(&mut self, want: &Want, plan: Plan) -> Status {
+        let origin = Origin::of(want);
+        let mut mirror = ReleaseSource::new(&self.cfg.github_api, origin.clone());
+        if origin.is_mirror() {
+            std::mem::swap(&mut self.source, &mut mirror);
+        }
+        let status = self.try_candidates(want, &plan);
+        if origin.is_mirror() {
+            std::mem::swap(&mut self.source, &mut mirror);
+        }
+        status
+    }
+
+    fn try_candidates(&mut self, want: &Want, plan: &Plan) -> Status {
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut notes = plan.notes.clone();
+        let mut failures: Vec<String> = Vec::new();
+
+        // 1. An install already recorded for this want, in the recipe's order
+        // of preference. One made for another want (`:vulkan` asked for by
+        // name) does not answer a want that leaves the choice to the machine.
+        for build in &plan.candidates {
+            let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
+            match self.verify_installed(want, build, &paths) {
+                Verified::Absent => {}
+                Verified::Untrusted(why) => {
+                    tracing::info!(variant = %build.variant, "{why}");
+                    notes.push(why);
+                }
+                Verified::Whole(binary, why) => {
+                    attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
+                    attempts.extend(left_out(plan));
+                    notes.extend(build.note.clone());
+                    let how = "was installed earlier; every file verifies and it still works";
+                    return ready(want, build, binary, notes, attempts, how);
+                }
+                Verified::Broken(why) => {
+                    let why = self.say(why);
+                    tracing::warn!(variant = %build.variant, "installed build no longer works: {why}");
+                    let _ = self.sys.remove(&paths.install);
+                    let _ = self.sys.remove(&paths.record);
+                    attempts.push(Attempt::new(
+                        &build.variant,
+                        Outcome::Stale,
+                        format!("installed earlier and removed: {why}"),
+                    ));
+                }
+            }
+        }
+
+        // 2. Each candidate in turn.
+        for build in &plan.candidates {
+            let _span = tracing::info_span!("build", variant = %build.variant).entered();
+            let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
+            let result = self.install_build(want, build, &paths);
+            let _ = self.sys.remove(&paths.staging);
+            match result {
+                Ok((binary, why)) => {
+                    let how = format!("installed: {why}");
+                    attempts.push(Attempt::new(&build.variant, Outcome::Installed, why));
+                    attempts.extend(left_out(plan));
+                    notes.extend(build.note.clone());
+                    return ready(want, build, binary, notes, attempts, &how);
+                }
+                Err(failure) => {
+                    let check = failure.check();
+                    let why = self.say(failure);
+                    tracing::info!("build failed: {why}");
+                    failures.push(format!("{}: {why}", build.variant));
+                    attempts.push(Attempt { check, ..Attempt::new(&build.variant, Outcome::Failed, why) });
+                }
+            }
+        }
+        attempts.extend(left_out(plan));
+        Status {
+            want: want.to_string(),
+            engine: want.engine,
+            version: want.version.clone(),
+            variant: None,
+            state: State::Failed,
+            detail: format!("no build of {} {} works on this node: {}", want.engine, want.version, failures.join("; ")),
+            note: join_notes(notes),
+            binary: None,
+            attempts,
+        }
+    }
+
+    /// A failure in words, its paths relative to the engines directory.
+    fn say(&self, failure: BuildFailure) -> String {
+        failure.relative_to(&self.cfg.engines_dir).to_string()
+    }
+
+    /// Whether an install of `build` is recorded, whole and working.
+    fn verify_installed(&mut self, want: &Want, build: &Build, paths: &Paths) -> Verified {
+        let record = match self.sys.read(&paths.record) {
+            Ok(Some(bytes)) => match serde_json::from_slice::<InstallRecord>(&bytes) {
+                Ok(r) => r,
+                Err(e) => {
+                    return Verified::Broken(BuildFailure::NotAsRecorded(format!(
+                        "its install record is unreadable ({e})"
+                    )));
+                }
+            },
+            Ok(None) => return Verified::Absent,
+            Err(e) => return Verified::Broken(e.into()),
+        };
+        // A build chosen by name (`:vulkan`) answers only wants that name it;
+        // one the machine chose answers any want it is a candidate of.
+        let chosen_by_name = record.for_want.contains(':');
+        if chosen_by_name && want.variant.is_none() && record.for_want != want.to_string() {
+            return Verified::Absent;
+        }
+        // An offline want trusts the control plane's checksums only: an install
+        // answers it when every asset it was made from has the digest
+        // offline_sha256 gives for that asset. Otherwise it is left in place
+        // (it may answer online wants) and the build is installed afresh from
+        // the mirror, checked against those checksums.
+        if let Origin::Mirror { sha256, .. } = self.source.origin() {
+            let trusted = !record.assets.is_empty()
+                && record.assets.iter().all(|a| sha256.get(&a.name).is_some_and(|h| h.eq_ignore_ascii_case(&a.sha256)));
+            if !trusted {
+                return Verified::Untrusted(format!(
+                    "the installed {} build was verified against other digests than offline_sha256 gives; \
+                     not reused for this offline want",
+                    build.variant
+                ));
+            }
+        }
+        for f in &record.files {
+            match self.sys.sha256_file(&paths.install.join(&f.path)) {
+                Ok(Some((_, h))) if h == f.sha256 => {}
+                Ok(Some(_)) => {
+                    return Verified::Broken(BuildFailure::NotAsRecorded(format!(
+                        "{} no longer matches its sha256",
+                        f.path
+                    )));
+                }
+                Ok(None) => return Verified::Broken(BuildFailure::NotAsRecorded(format!("{} is missing", f.path))),
+                Err(e) => return Verified::Broken(e.into()),
+            }
+        }
+        let binary = paths.install.join(&record.binary);
+        match self.works(build, &binary) {
+            Ok(why) => Verified::Whole(binary, why),
+            Err(f) => Verified::Broken(f),
+        }
+    }
+
+    /// The checks that an installed build runs here: `ldd` (of the binary,
+    /// or of a Python environment's interpreter), version, GPU; what proved it.
+    fn works(&mut self, build: &Build, binary: &Path) -> Result<String, BuildFailure> {
+        let loads = match build.source {
+            Source::Python(_) => python::interpreter(binary),
+            Source::Archives { .. } => binary.to_path_buf(),
+        };
+        checks::libraries_load(self.sys, build, &loads, self.cfg.not_a_build).map_err(BuildFailure::Ldd)?;
+        let timeout = self.cfg.check_timeout_secs;
+        let version = checks::version_runs(self.sys, build, binary, timeout).map_err(BuildFailure::Version)?;
+        let gpus = checks::gpu_computes(self.sys, build, binary, self.host, timeout).map_err(BuildFailure::Gpu)?;
+        Ok(match (&build.gpu, gpus.is_empty()) {
+            (_, true) => version,
+            (Some(recipe::GpuCheck::Devices(_)), false) => format!("lists {gpus}"),
+            _ => gpus,
+        })
+    }
+
+    /// Installs one build into staging, checks it, and commits it: the
+    /// binary, and what proved that it works.
+    fn install_build(&mut self, want: &Want, build: &Build, paths: &Paths) -> Result<(PathBuf, String), BuildFailure> {
+        // The release first: a version that does not exist costs nothing more.
+        match &build.source {
+            Source::Archives { repo, tag, assets } => {
+                // Every asset verifiable before any is downloaded: an offline
+                // asset without the control plane's checksum is never fetched.
+                for name in assets {
+                    self.source.asset(self.sys, want.engine, &build.version, (repo, tag), name)?.sha256()?;
+                }
+            }
+            Source::Python(env) => python::preflight(self.sys, self.cfg, &mut self.source, want, build, env)?,
+        }
+        // Free disk, before anything is written.
+        let free = self.sys.disk_free(&self.cfg.engines_dir)?;
+        if free < build.free_gb.saturating_mul(1_000_000_000) {
+            return Err(BuildFailure::Disk { need_gb: build.free_gb, free_bytes: free });
+        }
+        let family = self.host.os.package_family;
+        let installed = packages::ensure(self.sys, family, build)?;
+        // What the build does after this point, it does with the packages
+        // installed: a failure says so, as the node is changed all the same.
+        let (binary, why) = self.install_tree(want, build, paths).map_err(|failure| match installed.is_empty() {
+            false => BuildFailure::AfterPackages { failure: Box::new(failure), installed: installed.clone() },
+            true if family == crate::host::PackageFamily::None && !build.packages.is_empty() => {
+                BuildFailure::NoPackageManager { failure: Box::new(failure), packages: packages::by_family(build) }
+            }
+            true => failure,
+        })?;
+        match installed.is_empty() {
+            true => Ok((binary, why)),
+            false => Ok((binary, format!("installed {}; {why}", super::failure::packages_in_words(&installed)))),
+        }
+    }
+
+    /// The builds `build` requires (uv for a Python environment), each
+    /// converged here at the top level as a want of its own: their statuses,
+    /// every one `ready`.
+    ///
+    /// # Errors
+    /// [`BuildFailure::Requirement`] for the first that is not ready.
+    fn requirements(&mut self, build: &Build) -> Result<Vec<Status>, BuildFailure> {
+        let mut out = Vec::new();
+        for req in &build.requires {
+            let status = self.converge_one(req);
+            match (&status.state, &status.binary) {
+                (State::Ready, Some(_)) => out.push(status),
+                _ => {
+                    return Err(BuildFailure::Requirement {
+                        want: format!("{} {}", req.engine, req.version),
+                        engine: req.engine.to_string(),
+                        state: status.state.as_str().replace('_', " "),
+                        detail: status.detail,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Builds the tree in staging, checks it, and commits it: the binary,
+    /// and what proved that it works.
+    fn install_tree(&mut self, want: &Want, build: &Build, paths: &Paths) -> Result<(PathBuf, String), BuildFailure> {
+        self.sys.remove(&paths.staging)?;
+        self.sys.create_dir_all(&paths.downloads())?;
+        let tree = paths.tree();
+        let built = match &build.source {
+            Source::Archives { repo, tag, assets } => {
+                archives::fetch_and_unpack(self.sys, &mut self.source, want.engine, build, (repo, tag), assets, paths)?
+            }
+            Source::Python(env) => {
+                let requirements = self.requirements(build)?;
+                let uv =
+                    requirements.iter().find(|r| r.engine == Engine::Uv).and_then(|r| r.binary.clone()).ok_or_else(
+                        || BuildFailure::Requirement {
+                            want: "uv".into(),
+                            engine: "uv".into(),
+                            state: "is not among the recipe's requirements".into(),
+                            detail: "a Python environment is made by uv".into(),
+                        },
+                    )?;
+                let mut built = python::create_env(
+                    self.sys,
+                    self.cfg,
+                    &mut self.source,
+                    env,
+                    &build.binary,
+                    paths,
+                    Path::new(&uv),
+                )?;
+                built.depends_on = requirements
+                    .iter()
+                    .map(|r| format!("{} {} {}", r.engine, r.version, r.variant.as_deref().unwrap_or("")))
+                    .collect();
+                built
+            }
+        };
+
+        let binary = checks::find_binary(self.sys, &tree, &build.binary)?
+            .ok_or_else(|| BuildFailure::NoBinary(build.binary.clone()))?;
+        let why = self.works(build, &binary)?;
+
+        // Commit: the tree by rename, then the record, last.
+        let rel = binary.strip_prefix(&tree).map_err(|_| BuildFailure::NoBinary(build.binary.clone()))?.to_path_buf();
+        if let Some(parent) = paths.install.parent() {
+            self.sys.create_dir_all(parent)?;
+        }
+        self.sys.remove(&paths.install)?;
+        self.sys.rename(&tree, &paths.install)?;
+        let record = InstallRecord {
+            engine: want.engine,
+            for_want: want.to_string(),
+            version: build.version.clone(),
+            variant: build.variant.clone(),
+            binary: rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
+            files: built.files,
+            assets: built.assets,
+            depends_on: built.depends_on,
+            installed_at: self.sys.now(),
+        };
+        let json = serde_json::to_vec_pretty(&record).expect("a record always serializes");
+        self.sys.write_atomic(&paths.record, &json)?;
+        Ok((paths.install.join(rel), why))
+    }
+}
+
+fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Exclusion>) -> Status {
+    Status {
+        want: want.to_string(),
+        engine: want.engine,
+        version: want.version.clone(),
+        variant: None,
+        state,
+        detail,
+        note: None,
+        binary: None,
+        attempts: excluded.into_iter().map(|e| Attempt::new(e.variant, Outcome::LeftOut, e.reason)).collect(),
+    }
+}
+
+fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
+    plan.excluded.iter().map(|e| Attempt::new(&e.variant, Outcome::LeftOut, &e.reason))
+}
+
+fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attempts: Vec<Attempt>, how: &str) -> Status {
+    Status {
+        want: want.to_string(),
+        engine: want.engine,
+        version: build.version.clone(),
+        variant: Some(build.variant.clone()),
+        state: State::Ready,
+        detail: format!("{} {} {} {how}", want.engine, build.version, build.variant),
+        note: join_notes(notes),
+        binary: Some(binary.display().to_string()),
+        attempts,
+    }
+}
+
+fn join_notes(notes: Vec<String>) -> Option<String> {
+    if notes.is_empty() { None } else { Some(notes.join("; ")) }
+}

@@ -1,0 +1,231 @@
+//! GitHub's releases: the release-by-tag API, asset lookup and digests.
+//!
+//! `GET {api}/repos/{owner}/{repo}/releases/tags/{tag}` returns a release
+//! whose `assets[]` carry `name`, `size`, `browser_download_url` and
+//! `digest` (`"sha256:<hex>"`, computed by GitHub at upload; `null` for
+//! assets uploaded before June 2025). Source: docs.github.com/rest/releases;
+//! GitHub changelog 2025-06-03 "Releases now expose digests for release assets".
+
+use serde::Deserialize;
+
+use crate::system::System;
+
+/// The public GitHub API; simulations point at the fake server instead.
+pub const GITHUB_API: &str = "https://api.github.com";
+
+/// A release as the API returns it (the fields the installer reads).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Release {
+    /// The tag: `b10850`.
+    pub tag_name: String,
+    /// The assets, as uploaded.
+    pub assets: Vec<Asset>,
+}
+
+/// One release asset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Asset {
+    /// File name: `llama-b10850-bin-ubuntu-x64.tar.gz`.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Where to download it (redirects to GitHub's asset host).
+    pub browser_download_url: String,
+    /// `sha256:<64 hex>`, or `null` for assets uploaded before June 2025.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Where the asset comes from, and so who vouches for `digest`: the
+    /// publisher (from its API), or an offline mirror, whose digests are
+    /// the control plane's.
+    #[serde(skip)]
+    pub digest_from: DigestFrom,
+}
+
+/// Where an asset comes from, and so who vouches for its digest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DigestFrom {
+    /// The publisher; the digest is its API's (GitHub's `digest` field).
+    #[default]
+    Publisher,
+    /// An offline mirror; the digest is the control plane's `offline_sha256`.
+    Mirror {
+        /// The asset's path on the mirror (`uv/0.12.21/<asset>`,
+        /// [`super::mirror::asset_path`]), for messages: the mirror's own
+        /// URL differs from run to run in simulation.
+        path: String,
+    },
+}
+
+impl DigestFrom {
+    /// Who vouches for the digest, in words: `the publisher's digest`.
+    pub fn whose(&self) -> &'static str {
+        match self {
+            DigestFrom::Publisher => "the publisher's digest",
+            DigestFrom::Mirror { .. } => "the control plane's offline_sha256",
+        }
+    }
+}
+
+/// Why release metadata or an asset could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReleaseError {
+    /// The publisher has no release of that tag.
+    #[error("{repo} has no release `{tag}`")]
+    NoRelease {
+        /// `owner/name`.
+        repo: String,
+        /// The tag asked for.
+        tag: String,
+    },
+    /// The API answered with another error status.
+    #[error("release `{tag}` of {repo}: HTTP {status}{}", if .message.is_empty() { String::new() } else { format!(": {}", .message) })]
+    Http {
+        /// `owner/name`.
+        repo: String,
+        /// The tag asked for.
+        tag: String,
+        /// HTTP status.
+        status: u16,
+        /// GitHub's message.
+        message: String,
+    },
+    /// The connection failed.
+    #[error("release `{tag}` of {repo}: {message}")]
+    Network {
+        /// `owner/name`.
+        repo: String,
+        /// The tag asked for.
+        tag: String,
+        /// What broke.
+        message: String,
+    },
+    /// The answer is not GitHub's release JSON.
+    #[error("release `{tag}` of {repo}: the answer is not a GitHub release: {message}")]
+    Malformed {
+        /// `owner/name`.
+        repo: String,
+        /// The tag asked for.
+        tag: String,
+        /// The parser's message, with the JSON path.
+        message: String,
+    },
+    /// An offline mirror lists no releases, only assets at their paths.
+    #[error("release `{tag}` of {repo} is not listed by an offline mirror, which holds assets only")]
+    NotOnMirror {
+        /// `owner/name`.
+        repo: String,
+        /// The tag asked for.
+        tag: String,
+    },
+    /// The release has no asset of that name.
+    #[error("release `{tag}` has no asset `{asset}`")]
+    NoAsset {
+        /// The tag.
+        tag: String,
+        /// The asset asked for.
+        asset: String,
+    },
+    /// The asset has no usable digest, so it cannot be verified.
+    #[error("asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not installed")]
+    NoDigest {
+        /// The asset.
+        asset: String,
+        /// `null`, or what the digest field held.
+        why: String,
+    },
+}
+
+/// The URL of a release by tag.
+pub fn release_url(api: &str, repo: &str, tag: &str) -> String {
+    format!("{}/repos/{repo}/releases/tags/{tag}", api.trim_end_matches('/'))
+}
+
+/// Fetches a release's metadata.
+///
+/// # Errors
+/// [`ReleaseError::NoRelease`] on 404, [`ReleaseError::Http`] on another
+/// error status, [`ReleaseError::Network`], [`ReleaseError::Malformed`].
+pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<Release, ReleaseError> {
+    let url = release_url(api, repo, tag);
+    let (repo_s, tag_s) = (repo.to_string(), tag.to_string());
+    let resp = crate::retry::get(sys, &format!("release {tag} of {repo}"), &url, "application/vnd.github+json")
+        .map_err(|e| ReleaseError::Network { repo: repo_s.clone(), tag: tag_s.clone(), message: e.to_string() })?;
+    match resp.status {
+        200 => {}
+        404 => {
+            return Err(ReleaseError::NoRelease { repo: repo_s, tag: tag_s });
+        }
+        status => {
+            let message = crate::system::local::github_message(&resp.body);
+            return Err(ReleaseError::Http { repo: repo_s, tag: tag_s, status, message });
+        }
+    }
+    let de = &mut serde_json::Deserializer::from_slice(&resp.body);
+    serde_path_to_error::deserialize(de).map_err(|e| ReleaseError::Malformed {
+        repo: repo_s,
+        tag: tag_s,
+        message: format!("{}: {}", e.path(), e.inner()),
+    })
+}
+
+impl Release {
+    /// The asset named `name`.
+    ///
+    /// # Errors
+    /// [`ReleaseError::NoAsset`].
+    pub fn asset(&self, name: &str) -> Result<&Asset, ReleaseError> {
+        self.assets
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| ReleaseError::NoAsset { tag: self.tag_name.clone(), asset: name.to_string() })
+    }
+}
+
+impl Asset {
+    /// The sha256 GitHub computed for the asset, lowercase hex.
+    ///
+    /// # Errors
+    /// [`ReleaseError::NoDigest`] when the digest is `null`, of another
+    /// algorithm, or not 64 hex digits.
+    pub fn sha256(&self) -> Result<String, ReleaseError> {
+        let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why };
+        let d = self.digest.as_deref().ok_or_else(|| {
+            no(match self.digest_from {
+                DigestFrom::Publisher => "GitHub gives none for assets uploaded before June 2025".into(),
+                DigestFrom::Mirror { .. } => {
+                    "the control plane's offline_sha256 holds none for it, and an offline install trusts no other"
+                        .into()
+                }
+            })
+        })?;
+        let hex = d.strip_prefix("sha256:").ok_or_else(|| no(format!("`{d}` is not a sha256 digest")))?;
+        if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(no(format!("`{d}` is not 64 hex digits")));
+        }
+        Ok(hex.to_ascii_lowercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asset(digest: Option<&str>) -> Asset {
+        Asset {
+            name: "a.tar.gz".into(),
+            size: 1,
+            browser_download_url: "u".into(),
+            digest: digest.map(str::to_string),
+            digest_from: DigestFrom::Publisher,
+        }
+    }
+
+    #[test]
+    fn digests_are_checked_for_form() {
+        let hex = "AB".repeat(32);
+        assert_eq!(asset(Some(&format!("sha256:{hex}"))).sha256().unwrap(), "ab".repeat(32));
+        assert!(asset(None).sha256().unwrap_err().to_string().contains("cannot be verified"));
+        assert!(asset(Some("md5:00")).sha256().is_err());
+        assert!(asset(Some("sha256:00")).sha256().is_err());
+    }
+}
