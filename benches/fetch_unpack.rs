@@ -16,7 +16,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use llmgw::sim::publisher::FakeServer;
 use llmgw::sim::truth::embedded_catalog;
 use llmgw::system::FetchJob;
-use llmgw::system::local::Local;
+use llmgw::system::http::Http;
 
 #[path = "support/archive.rs"]
 mod archive;
@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     let server = FakeServer::start(embedded_catalog()).expect("the fake server starts");
     server.serve_mirror(mirror.path()).expect("the mirror is served");
     let url = format!("{}/llama.cpp/b10850/{asset}", server.mirror_url());
-    let local = Local::loopback(10, 600).expect("an HTTP client");
+    let local = Http::loopback(10, 600).expect("an HTTP client");
 
     let mut g = c.benchmark_group("fetch_unpack");
     g.sample_size(10);

@@ -16,9 +16,19 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::system::UnpackedFile;
+/// One regular file an archive placed, with its digest.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct UnpackedFile {
+    /// Path relative to the directory unpacked into, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// sha256 of the contents, lowercase hex.
+    pub sha256: String,
+}
 
 /// Bounds on what one archive may unpack to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

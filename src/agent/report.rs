@@ -202,7 +202,7 @@ mod tests {
     fn a_configured_binary_that_does_not_answer_is_reported_as_such_and_logged_in_words() {
         let mut sys = crate::sim::machine::SimSystem::new(
             crate::host::Host::from_json(include_str!("../../matrix/hosts/nogpu-debian12.json")).unwrap(),
-            crate::system::local::Local::new(1, 1, None).unwrap(),
+            crate::system::http::Http::new(1, 1, None).unwrap(),
         );
         let probed = probe(&mut sys, &[(Engine::Vllm, PathBuf::from("/nonexistent/vllm"))].into());
         let why = probed[&Engine::Vllm].clone().unwrap_err();

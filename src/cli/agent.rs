@@ -17,8 +17,9 @@ use llmgw::recipe::{Engine, Want};
 use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_INTERNAL, EXIT_OK, Report};
 use llmgw::sim::Simulation;
-use llmgw::system::local::Local;
-use llmgw::system::real::{EnginesLock, RealSystem, Silent};
+use llmgw::system::http::Http;
+use llmgw::system::lock::EnginesLock;
+use llmgw::system::real::{RealSystem, Silent};
 
 use super::input::{self, Failure};
 use super::{output, provision, simulate};
@@ -115,7 +116,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             let engines_dir = engines_dir.unwrap_or_else(|| PathBuf::from("/opt/llmgw/engines"));
             let host = provision::this_machine(&engines_dir)?;
             let local =
-                Local::new(10, 60, std::env::var("GITHUB_TOKEN").ok()).map_err(|e| Failure::Internal(e.to_string()))?;
+                Http::new(10, 60, std::env::var("GITHUB_TOKEN").ok()).map_err(|e| Failure::Internal(e.to_string()))?;
             let cfg = Config {
                 engines_dir,
                 github_api: GITHUB_API.to_string(),
@@ -354,7 +355,7 @@ fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Resu
         },
         None => vec![],
     };
-    let local = Local::new(10, 60, None).map_err(|e| Failure::Internal(e.to_string()))?;
+    let local = Http::new(10, 60, None).map_err(|e| Failure::Internal(e.to_string()))?;
     let reported = agent::engine_report(&mut RealSystem::new(local, Box::new(Silent)), &last, config);
     /// `{"engines": [Reported…]}`: the status file's type, keys in its order.
     #[derive(serde::Serialize)]

@@ -10,7 +10,7 @@ use llmgw::offline::bundle::{self, BundleError};
 use llmgw::recipe::Engine;
 use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
-use llmgw::system::local::Local;
+use llmgw::system::http::Http;
 use llmgw::system::real::RealSystem;
 
 use super::input::{self, Failure};
@@ -129,7 +129,7 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         }
         carried
     };
-    let local = Local::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
+    let local = Http::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
     let mut sys = RealSystem::new(local, progress::reporter());
     let made = match bundle::create(&mut sys, &args.github_api, &wants, &args.arches, &args.out) {
         Ok(m) => m,

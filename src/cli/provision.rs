@@ -9,8 +9,9 @@ use llmgw::host::Host;
 use llmgw::recipe;
 use llmgw::release::GITHUB_API;
 use llmgw::report::Report;
-use llmgw::system::local::Local;
-use llmgw::system::real::{EnginesLock, RealSystem};
+use llmgw::system::http::Http;
+use llmgw::system::lock::EnginesLock;
+use llmgw::system::real::RealSystem;
 
 use super::input::{self, Failure};
 use super::{output, plan, progress, simulate};
@@ -86,7 +87,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
     let _lock = EnginesLock::acquire(&args.engines_dir)
         .map_err(|e| Failure::BadInput(format!("--engines-dir `{}`: {e}", args.engines_dir.display())))?;
-    let local = Local::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
+    let local = Http::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
     let mut sys = RealSystem::new(local, progress::reporter());
     let cfg = Config {
         engines_dir: args.engines_dir.clone(),

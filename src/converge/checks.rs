@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::parse::{devices, ldd};
 use crate::recipe::{Build, GpuCheck};
-use crate::system::{Cmd, SysError, System, UnpackedFile};
+use crate::system::{Cmd, SysError, System};
 
 /// What files that are no real build say of themselves: a stand-in whose
 /// first bytes are `magic` (the fake publisher's simulated programs, which
@@ -216,33 +216,6 @@ fn torch_computes(
         .iter()
         .map(|l| l.split_once(' ').map_or((l.to_string(), String::new()), |(d, n)| (d.to_string(), n.to_string())));
     Ok(format!("computes on {}", devices_in_words(pairs.collect())))
-}
-
-/// Every regular file under `root` with its size and sha256, sorted by path
-/// (relative, `/`-separated).
-///
-/// # Errors
-/// A directory or file that cannot be read.
-pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>, SysError> {
-    let mut out = Vec::new();
-    let mut queue = std::collections::VecDeque::from([String::new()]);
-    while let Some(rel) = queue.pop_front() {
-        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
-        for e in sys.list_dir(&dir)?.unwrap_or_default() {
-            let path = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
-            if e.is_dir {
-                queue.push_back(path);
-                continue;
-            }
-            // One read gives both; a file gone meanwhile (a dangling link) is skipped.
-            let Some((bytes, sha256)) = sys.sha256_file(&root.join(&path))? else {
-                continue;
-            };
-            out.push(UnpackedFile { path, bytes, sha256 });
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// Lists the GPU devices with the build's backend; every GPU of the host

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Config;
-use super::checks;
 use super::failure::BuildFailure;
 use super::record::{Built, Paths};
 use crate::recipe::{Build, PythonEnv, ReleaseWheel, Want};
@@ -83,7 +82,7 @@ pub(super) fn create_env(
         .timeout(UV_INSTALL_TIMEOUT_SECS);
     uv_step(sys, &install, "uv pip install", &downloads)?;
 
-    let files = checks::tree_files(sys, &tree)?;
+    let files = super::record::tree_files(sys, &tree)?;
     Ok(Built { files, assets, depends_on: vec![] })
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::recipe::{Build, Engine};
-use crate::system::UnpackedFile;
+use crate::system::{SysError, System, UnpackedFile};
 
 /// What was installed, written beside the install once it was seen to work.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +95,33 @@ impl Paths {
     pub fn tree(&self) -> PathBuf {
         self.staging.join("tree")
     }
+}
+
+/// Every regular file under `root` with its size and sha256, sorted by path
+/// (relative, `/`-separated).
+///
+/// # Errors
+/// A directory or file that cannot be read.
+pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+    let mut out = Vec::new();
+    let mut queue = std::collections::VecDeque::from([String::new()]);
+    while let Some(rel) = queue.pop_front() {
+        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
+        for e in sys.list_dir(&dir)?.unwrap_or_default() {
+            let path = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
+            if e.is_dir {
+                queue.push_back(path);
+                continue;
+            }
+            // One read gives both; a file gone meanwhile (a dangling link) is skipped.
+            let Some((bytes, sha256)) = sys.sha256_file(&root.join(&path))? else {
+                continue;
+            };
+            out.push(UnpackedFile { path, bytes, sha256 });
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Removes what an interrupted installer left: the staging area, and every

@@ -106,6 +106,16 @@ pub enum DiscoverError {
     Invalid(String),
 }
 
+impl From<crate::system::SysError> for DiscoverError {
+    /// A file-system error of the installer's own files, as discovery says it.
+    fn from(e: crate::system::SysError) -> DiscoverError {
+        match e {
+            crate::system::SysError::Io { op, path, message } => DiscoverError::Io { op, path, message },
+            other => DiscoverError::Source { what: "the machine".into(), message: other.to_string() },
+        }
+    }
+}
+
 /// What NVML answered, as captured in `nvml.json`.
 ///
 /// ```json

@@ -31,6 +31,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::{DiscoverError, NVML_LIBRARY, NvmlGpu, NvmlReport, Probe, VULKAN_ICD_DIRS, parse};
+use crate::system::files::{Files, free_bytes};
 use crate::system::{Cmd, Output};
 
 /// The capture file that answers for reading `path`; `None` for a file discovery does not read.
@@ -89,30 +90,23 @@ fn io(op: &'static str, path: &Path, e: &std::io::Error) -> DiscoverError {
     DiscoverError::Io { op, path: path.to_path_buf(), message: e.to_string() }
 }
 
+/// The real probe reads and lists with the installer's own files
+/// ([`crate::system::files`]), runs with its own runner
+/// ([`crate::system::process`]), and asks the same `statvfs`.
 impl Probe for RealProbe {
     fn read_file(&mut self, path: &Path) -> Result<Option<Vec<u8>>, DiscoverError> {
-        match std::fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io("read", path, &e)),
-        }
+        Files::durable().read(path).map_err(DiscoverError::from)
     }
 
     fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<String>>, DiscoverError> {
-        let listing = match std::fs::read_dir(path) {
-            Ok(l) => l,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(None),
-            Err(e) => return Err(io("list", path, &e)),
-        };
-        let mut names: Vec<String> = listing.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        Ok(Some(names))
+        let listing = Files::durable().list_dir(path).map_err(DiscoverError::from)?;
+        Ok(listing.map(|entries| entries.into_iter().map(|e| e.name).collect()))
     }
 
     fn run(&mut self, cmd: &Cmd) -> Result<Option<Output>, DiscoverError> {
         // The installer's own runner (time limit, process group), in the C locale.
         let cmd = cmd.clone().env("LC_ALL", "C");
-        match crate::system::real::run_with_limit(&cmd) {
+        match crate::system::process::run_with_limit(&cmd) {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io("run", &cmd.program, &e)),
@@ -126,9 +120,7 @@ impl Probe for RealProbe {
     }
 
     fn free_bytes(&mut self, path: &Path) -> Result<u64, DiscoverError> {
-        let at = path.ancestors().find(|p| !p.as_os_str().is_empty() && p.exists()).unwrap_or(Path::new("/"));
-        let s = rustix::fs::statvfs(at).map_err(|e| io("statvfs", at, &std::io::Error::from(e)))?;
-        Ok(s.f_bavail.saturating_mul(s.f_frsize))
+        free_bytes(path).map_err(DiscoverError::from)
     }
 
     fn euid(&mut self) -> Result<u32, DiscoverError> {

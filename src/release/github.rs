@@ -156,7 +156,7 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
             return Err(ReleaseError::NoRelease { repo: repo_s, tag: tag_s });
         }
         status => {
-            let message = crate::system::local::github_message(&resp.body);
+            let message = crate::system::http::github_message(&resp.body);
             return Err(ReleaseError::Http { repo: repo_s, tag: tag_s, status, message });
         }
     }

@@ -241,9 +241,9 @@ pub fn run_offline(
     arches.sort();
     arches.dedup();
     let failed = |what: &str, e: &dyn fmt::Display| SimError::Server(format!("the offline rows' {what}: {e}"));
-    let work = crate::system::local::scratch_dir("llmgw-offline-").map_err(SimError::TempDir)?;
+    let work = crate::system::files::scratch_dir("llmgw-offline-").map_err(SimError::TempDir)?;
     let publisher = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
-    let local = crate::system::local::Local::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
+    let local = crate::system::http::Http::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
     let mut sys = crate::system::real::RealSystem::new(local, Box::new(crate::system::real::Silent));
     let out = work.path().join("bundle");
     let made =

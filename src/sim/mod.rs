@@ -33,7 +33,7 @@ use crate::converge::{self, Config, Installer, Status};
 use crate::host::Host;
 use crate::recipe::{Plan, Want, WantsFile};
 use crate::report::Report;
-use crate::system::local::Local;
+use crate::system::http::Http;
 use machine::{SimSystem, SimulatedCrash};
 use publisher::FakeServer;
 use truth::{Catalog, MachineFaults};
@@ -104,7 +104,7 @@ impl Simulation {
     /// # Errors
     /// As [`Simulation::start`], but for the server.
     pub fn on(host: Host, server: Arc<FakeServer>) -> Result<Simulation, SimError> {
-        let dir = crate::system::local::scratch_dir("llmgw-sim-").map_err(SimError::TempDir)?;
+        let dir = crate::system::files::scratch_dir("llmgw-sim-").map_err(SimError::TempDir)?;
         let local = loopback_client()?;
         let cfg = Config {
             engines_dir: dir.path().join("engines"),
@@ -221,9 +221,9 @@ impl Simulation {
 
 /// The HTTP client of every simulation: built once (TLS set-up is not
 /// free), cloned cheaply.
-fn loopback_client() -> Result<Local, SimError> {
-    static CLIENT: std::sync::OnceLock<Result<Local, String>> = std::sync::OnceLock::new();
-    CLIENT.get_or_init(|| Local::loopback(5, 30).map_err(|e| e.to_string())).clone().map_err(SimError::Client)
+fn loopback_client() -> Result<Http, SimError> {
+    static CLIENT: std::sync::OnceLock<Result<Http, String>> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| Http::loopback(5, 30).map_err(|e| e.to_string())).clone().map_err(SimError::Client)
 }
 
 /// Simulates `host` converging `wants` once, against the embedded truth.

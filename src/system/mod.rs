@@ -1,18 +1,40 @@
 //! The effects behind one trait: [`System`] is everything the installer does
-//! to or asks of a machine (network, files, processes, disk, clock).
+//! to or asks of a machine (network, files, processes, disk, clock), and
+//! this folder is where they are done for real.
 //!
-//! Two implementations: [`sim::SimSystem`] answers from a host description
-//! and the builds' truth, in the real tools' formats; the real one runs the
-//! real tools. The core ([`crate::converge`]) sees only this trait, so both
-//! run the same convergence, and a test can add a third.
+//! | file | what lives there |
+//! | --- | --- |
+//! | `mod.rs` | the trait and the values that cross it |
+//! | `http.rs` | HTTP through reqwest: documents, downloads, archives unpacked as they stream |
+//! | `files.rs` | the local file system: atomic writes, renames, listings, free space |
+//! | `process.rs` | processes with a time limit, their whole group killed at it |
+//! | `lock.rs` | the engines directory's lock |
+//! | `real.rs` | [`real::RealSystem`]: this machine |
+//!
+//! Two implementations: the simulated machine (`crate::sim::machine`)
+//! answers from a host description and the builds' truth, in the real
+//! tools' formats; [`real::RealSystem`] runs the real tools. Both are real
+//! about HTTP and files ([`Effects`]), which the trait's default methods
+//! use; each overrides what it does otherwise. The core
+//! ([`crate::converge`]) sees only this trait, so both run the same
+//! convergence. Discovery's probe (`crate::discover::Probe`) and the agent's
+//! node (`crate::agent::Node`) are narrower views of a machine that use the
+//! same functions underneath.
+//!
+//! May import `archive` (the unpacker) only: the effects know nothing of
+//! engines, recipes or the simulation.
 
-pub mod local;
+pub mod files;
+pub mod http;
+pub mod lock;
+pub mod process;
 pub mod real;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use files::Files;
+use http::Http;
 
 /// A process to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,16 +162,7 @@ pub struct Fetched {
     pub unpacked: Result<Vec<UnpackedFile>, String>,
 }
 
-/// One regular file an archive placed, with its digest.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct UnpackedFile {
-    /// Path relative to the directory unpacked into, `/`-separated.
-    pub path: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// sha256 of the contents, lowercase hex.
-    pub sha256: String,
-}
+pub use crate::archive::UnpackedFile;
 
 /// One entry of a directory listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -211,19 +224,39 @@ impl SysError {
     }
 }
 
+/// What every system is real about: HTTP and the local file system (the
+/// simulated machine downloads from the fake publisher over loopback and
+/// installs into a real directory).
+#[derive(Debug, Clone)]
+pub struct Effects {
+    /// The HTTP client.
+    pub http: Http,
+    /// The file system.
+    pub files: Files,
+}
+
 /// Everything the installer does to or asks of a machine.
 ///
 /// Paths are absolute. Every method may fail with a [`SysError`] saying
-/// what, and where; none panics on a machine's answer.
+/// what, and where; none panics on a machine's answer. The methods with a
+/// default are done with [`System::effects`]; an implementation overrides
+/// those it does otherwise (the simulated machine counts its changes).
 pub trait System {
+    /// The HTTP client and files this machine is real about.
+    fn effects(&self) -> &Effects;
+
     /// GETs a small document (release metadata), following redirects.
     /// `accept` is the `Accept` header. An HTTP error status is returned as
     /// a response, not an error; a broken connection is [`SysError::Network`].
-    fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError>;
+    fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+        self.effects().http.http_get(url, accept)
+    }
 
     /// Downloads `url` to the new file `dest`, following redirects, hashing
     /// with sha256 on the way. An HTTP error status is [`SysError::Http`].
-    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError>;
+    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+        self.effects().http.download(url, dest)
+    }
 
     /// Downloads and unpacks each `.tar.gz` of `jobs` in one pass over its
     /// bytes (sha256 computed on the way, nothing kept of the archive
@@ -231,17 +264,23 @@ pub trait System {
     /// entry that would land outside `into` is refused (see
     /// [`crate::archive`]). An HTTP error status is [`SysError::Http`], a
     /// connection that breaks off [`SysError::Network`].
-    fn fetch_unpack(&mut self, jobs: &[FetchJob]) -> Vec<Result<Fetched, SysError>>;
+    fn fetch_unpack(&mut self, jobs: &[FetchJob]) -> Vec<Result<Fetched, SysError>> {
+        self.effects().http.fetch_unpack(jobs, &|_, _, _| {})
+    }
 
     /// Moves everything under `from` into the directory `into` (made when
     /// missing), a file of `from` replacing one of the same path, then
     /// removes `from`: the assets of one build unpacked apart, put together
     /// in order.
-    fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError>;
+    fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError> {
+        self.effects().files.merge_into(from, into)
+    }
 
     /// Size in bytes and sha256 (lowercase hex) of a file, read once;
     /// `None` when it does not exist.
-    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError>;
+    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
+        self.effects().files.sha256_file(path)
+    }
 
     /// Runs a process to completion within its time limit. A process that
     /// ran and failed is an [`Output`]; one that could not start is [`SysError::Spawn`].
@@ -251,22 +290,35 @@ pub trait System {
     fn disk_free(&mut self, path: &Path) -> Result<u64, SysError>;
 
     /// Creates a directory and its parents.
-    fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError>;
+    fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError> {
+        self.effects().files.create_dir_all(path)
+    }
 
     /// Removes a file or a directory tree; nothing there is not an error.
-    fn remove(&mut self, path: &Path) -> Result<(), SysError>;
+    fn remove(&mut self, path: &Path) -> Result<(), SysError> {
+        self.effects().files.remove(path)
+    }
 
     /// Renames within one file system (atomic for a directory).
-    fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError>;
+    fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError> {
+        self.effects().files.rename(from, to)
+    }
 
     /// Writes a file whole and atomically: a temporary beside it, synced, renamed.
-    fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError>;
+    fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
+        self.effects().files.write_atomic(path, contents)
+    }
 
     /// Reads a file whole; `None` when it does not exist.
-    fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError>;
+    fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
+        self.effects().files.read(path)
+    }
 
-    /// Lists a directory, sorted by name; `None` when it does not exist.
-    fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError>;
+    /// Lists a directory, sorted by name; `None` when there is no
+    /// directory there (nothing, or a file).
+    fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError> {
+        self.effects().files.list_dir(path)
+    }
 
     /// Seconds since the Unix epoch (simulated in simulation).
     fn now(&mut self) -> u64;

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod agent;
+mod architecture;
 mod cli;
 mod discover;
 mod edges;

@@ -2,16 +2,19 @@
 //! in a [`Host`] would, in the real tools' output formats.
 //!
 //! Real about the network (the fake release server on loopback) and the
-//! files (a real directory), through [`Local`]; simulated about what the
-//! host description decides: `ldd` and programs ([`ldd`], [`programs`]),
-//! the package manager ([`packages`]), free disk and the clock. Installing a
-//! package changes the simulated host, so a second convergence sees it.
+//! files (a real directory), through [`Effects`]; simulated about what the
+//! host description decides: `ldd` and programs ([`ldd`], `programs.rs`),
+//! the package manager (`packages.rs`), Python and uv (`python.rs`,
+//! `uv.rs`), free disk and the clock. Installing a package changes the
+//! simulated host, so a second convergence sees it.
+//!
+//! May import the truth (what a file of a build says of itself), the core
+//! (`host`, `nvidia`, `recipe`, `converge`'s GPU check) and `system`.
 
-pub(crate) mod ldd;
+pub mod ldd;
 mod packages;
 mod programs;
 mod python;
-
 mod uv;
 
 use std::path::Path;
@@ -19,8 +22,9 @@ use std::time::Duration;
 
 use crate::host::Host;
 use crate::sim::truth::MachineFaults;
-use crate::system::local::Local;
-use crate::system::{Cmd, DirEntry, Downloaded, FetchJob, Fetched, HttpResponse, Output, SysError, System};
+use crate::system::files::Files;
+use crate::system::http::Http;
+use crate::system::{Cmd, Downloaded, Effects, FetchJob, Fetched, Output, SysError, System};
 
 /// The simulated clock's start: 2026-11-01T00:00:00Z, in seconds since the
 /// Unix epoch. Every simulation starts here, so its output never depends
@@ -31,7 +35,7 @@ pub const SIM_EPOCH: u64 = 1_793_491_200;
 #[derive(Debug)]
 pub struct SimSystem {
     host: Host,
-    local: Local,
+    effects: Effects,
     clock: u64,
     commands: Vec<String>,
     faults: MachineFaults,
@@ -49,11 +53,12 @@ pub struct SimulatedCrash {
 }
 
 impl SimSystem {
-    /// The machine `host`, reaching the network and files through `local`.
-    pub fn new(host: Host, local: Local) -> SimSystem {
+    /// The machine `host`, reaching the network through `http`, its files
+    /// in a scratch directory (never synced).
+    pub fn new(host: Host, http: Http) -> SimSystem {
         SimSystem {
             host,
-            local,
+            effects: Effects { http, files: Files::scratch() },
             clock: SIM_EPOCH,
             commands: Vec::new(),
             faults: MachineFaults::default(),
@@ -65,7 +70,7 @@ impl SimSystem {
     /// The machine's faults from now on.
     pub fn set_faults(&mut self, faults: MachineFaults) {
         if let Some(secs) = faults.http_timeout_secs {
-            self.local = self.local.clone().with_request_timeout(secs);
+            self.effects.http = self.effects.http.clone().with_request_timeout(secs);
         }
         self.faults = faults;
     }
@@ -84,7 +89,7 @@ impl SimSystem {
         self.written += bytes;
         match self.faults.disk_full_after_bytes {
             Some(limit) if self.written > limit => {
-                let _ = self.local.remove(path);
+                let _ = self.effects.files.remove(path);
                 Err(SysError::Io {
                     op: "write",
                     path: path.to_path_buf(),
@@ -117,18 +122,18 @@ impl SimSystem {
     }
 
     fn read_file(&self, p: &Path) -> Option<Vec<u8>> {
-        self.local.read(p).ok().flatten()
+        self.effects.files.read(p).ok().flatten()
     }
 }
 
 impl System for SimSystem {
-    fn http_get(&mut self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
-        self.local.http_get(url, accept)
+    fn effects(&self) -> &Effects {
+        &self.effects
     }
 
     fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
         self.change();
-        let got = self.local.download(url, dest)?;
+        let got = self.effects.http.download(url, dest)?;
         self.wrote(got.bytes, dest)?;
         Ok(got)
     }
@@ -137,7 +142,7 @@ impl System for SimSystem {
         for _ in jobs {
             self.change();
         }
-        let results = self.local.fetch_unpack(jobs, &|_, _, _| {});
+        let results = self.effects.http.fetch_unpack(jobs, &|_, _, _| {});
         // The disk is charged in job order, whatever order they finished in.
         results
             .into_iter()
@@ -153,11 +158,7 @@ impl System for SimSystem {
 
     fn merge_into(&mut self, from: &Path, into: &Path) -> Result<(), SysError> {
         self.change();
-        self.local.merge_into(from, into)
-    }
-
-    fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
-        self.local.sha256_file(path)
+        self.effects.files.merge_into(from, into)
     }
 
     fn run(&mut self, cmd: &Cmd) -> Result<Output, SysError> {
@@ -188,7 +189,7 @@ impl System for SimSystem {
         }
         if cmd.program.is_absolute() {
             let host = self.host.clone();
-            return programs::run(&host, &self.local, &cmd.program, &cmd.args);
+            return programs::run(&host, &self.effects, &cmd.program, &cmd.args);
         }
         Err(SysError::Spawn { program: name, message: "No such file or directory".into() })
     }
@@ -196,35 +197,27 @@ impl System for SimSystem {
     /// The host's free disk less what has been written under `path` (the
     /// engines directory) since the simulation began.
     fn disk_free(&mut self, path: &Path) -> Result<u64, SysError> {
-        Ok(self.host.disk_free_bytes().saturating_sub(self.local.bytes_under(path)))
+        Ok(self.host.disk_free_bytes().saturating_sub(self.effects.files.bytes_under(path)))
     }
 
     fn create_dir_all(&mut self, path: &Path) -> Result<(), SysError> {
         self.change();
-        self.local.create_dir_all(path)
+        self.effects.files.create_dir_all(path)
     }
 
     fn remove(&mut self, path: &Path) -> Result<(), SysError> {
         self.change();
-        self.local.remove(path)
+        self.effects.files.remove(path)
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> Result<(), SysError> {
         self.change();
-        self.local.rename(from, to)
+        self.effects.files.rename(from, to)
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
         self.change();
-        self.local.write_atomic(path, contents)
-    }
-
-    fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
-        self.local.read(path)
-    }
-
-    fn list_dir(&mut self, path: &Path) -> Result<Option<Vec<DirEntry>>, SysError> {
-        self.local.list_dir(path)
+        self.effects.files.write_atomic(path, contents)
     }
 
     fn now(&mut self) -> u64 {

@@ -15,7 +15,7 @@ use super::{python, uv};
 use crate::host::{ComputeCapability, Host};
 use crate::nvidia::CudaKernels;
 use crate::sim::truth::stub::{Backend, ElfStub, Emulated};
-use crate::system::local::Local;
+use crate::system::Effects;
 use crate::system::{DirEntry, Output, SysError};
 
 /// `ldd FILE` on the simulated host.
@@ -38,9 +38,9 @@ pub(super) fn ldd(host: &Host, file: &Path, mut read: impl FnMut(&Path) -> Optio
 /// Runs the simulated program at `program` with `args`: a simulated ELF
 /// file (uv and Python emulated, other programs' version command and
 /// `--list-devices`), or a console script of a simulated environment.
-pub(super) fn run(host: &Host, local: &Local, program: &Path, args: &[String]) -> Result<Output, SysError> {
+pub(super) fn run(host: &Host, local: &Effects, program: &Path, args: &[String]) -> Result<Output, SysError> {
     let shown = program.display().to_string();
-    let read = |p: &Path| local.read(p).ok().flatten();
+    let read = |p: &Path| local.files.read(p).ok().flatten();
     let Some(bytes) = read(program) else {
         return Err(SysError::Spawn { program: shown, message: "No such file or directory".into() });
     };
@@ -69,7 +69,7 @@ pub(super) fn run(host: &Host, local: &Local, program: &Path, args: &[String]) -
     }
     if stub.lists_devices && args == ["--list-devices"] {
         let dir = program.parent().unwrap_or(Path::new("/"));
-        let entries = local.list_dir(dir).ok().flatten().unwrap_or_default();
+        let entries = local.files.list_dir(dir).ok().flatten().unwrap_or_default();
         return Ok(list_devices(host, dir, &entries, read));
     }
     Ok(Output { code: Some(1), stderr: format!("error: invalid argument: {}\n", args.join(" ")), ..Output::default() })

@@ -18,11 +18,11 @@ use crate::host::{ComputeCapability, Host};
 use crate::nvidia::{CudaKernels, runtime_min_driver};
 use crate::pep503::normalize;
 use crate::sim::truth::{CudaTruth, Dist};
+use crate::system::Effects;
 use crate::system::Output;
-use crate::system::local::Local;
 
 /// Runs `python ARGS`, the interpreter at `python`.
-pub(super) fn run(host: &Host, local: &Local, python: &Path, args: &[String]) -> Output {
+pub(super) fn run(host: &Host, local: &Effects, python: &Path, args: &[String]) -> Output {
     let dists = installed(local, &env_root(python));
     match args {
         [c, code] if c == "-c" => {
@@ -43,7 +43,7 @@ pub(super) fn run(host: &Host, local: &Local, python: &Path, args: &[String]) ->
 
 /// Runs a console script of an environment (`bin/vllm`): it imports its
 /// module with the environment's Python; `--version` prints the version.
-pub(super) fn run_script(host: &Host, local: &Local, script: &Path, text: &str, args: &[String]) -> Output {
+pub(super) fn run_script(host: &Host, local: &Effects, script: &Path, text: &str, args: &[String]) -> Output {
     let dists = installed(local, &env_root(&script.with_file_name("python")));
     let Some(module) =
         text.lines().find_map(|l| l.strip_prefix("from ")?.split_whitespace().next().map(str::to_string))
@@ -82,13 +82,13 @@ fn env_root(python: &Path) -> PathBuf {
 }
 
 /// Every package installed in the environment, from its dist-info.
-fn installed(local: &Local, env: &Path) -> Vec<Dist> {
+fn installed(local: &Effects, env: &Path) -> Vec<Dist> {
     let site = env.join(SITE_PACKAGES);
-    let entries = local.list_dir(&site).ok().flatten().unwrap_or_default();
+    let entries = local.files.list_dir(&site).ok().flatten().unwrap_or_default();
     entries
         .iter()
         .filter(|e| e.is_dir && e.name.ends_with(".dist-info"))
-        .filter_map(|e| local.read(&site.join(&e.name).join("llmgw-sim.json")).ok().flatten())
+        .filter_map(|e| local.files.read(&site.join(&e.name).join("llmgw-sim.json")).ok().flatten())
         .filter_map(|b| serde_json::from_slice(&b).ok())
         .collect()
 }

@@ -23,8 +23,8 @@ use crate::pep503::normalize;
 use crate::recipe::compare_versions;
 use crate::sim::truth::stub::{ElfStub, Emulated, VersionOutput};
 use crate::sim::truth::wheel_name::WheelName;
+use crate::system::Effects;
 use crate::system::Output;
-use crate::system::local::Local;
 
 /// The CPython a simulated `uv venv --python 3.12` provides.
 pub(crate) const PYTHON_VERSION: &str = "3.12.12";
@@ -33,7 +33,7 @@ pub(crate) const PYTHON_VERSION: &str = "3.12.12";
 pub(crate) const SITE_PACKAGES: &str = "lib/python3.12/site-packages";
 
 /// Runs `uv ARGS` on the simulated host.
-pub(super) fn run(host: &Host, local: &Local, args: &[String]) -> Output {
+pub(super) fn run(host: &Host, local: &Effects, args: &[String]) -> Output {
     let result = match args.first().map(String::as_str) {
         Some("venv") => venv(local, &args[1..]),
         Some("pip") if args.get(1).map(String::as_str) == Some("install") => pip_install(host, local, &args[2..]),
@@ -50,7 +50,7 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
 
-fn venv(local: &Local, args: &[String]) -> Result<String, String> {
+fn venv(local: &Effects, args: &[String]) -> Result<String, String> {
     let python = flag(args, "--python").unwrap_or("3");
     if !PYTHON_VERSION.starts_with(python) {
         return Err(format!("error: No interpreter found for Python {python} in managed installations or search path"));
@@ -64,7 +64,7 @@ fn venv(local: &Local, args: &[String]) -> Result<String, String> {
         .ok_or("error: the environment's path is missing")?;
     let dir = Path::new(dir);
     let io = |e: crate::system::SysError| format!("error: {e}");
-    local.create_dir_all(&dir.join(SITE_PACKAGES)).map_err(io)?;
+    local.files.create_dir_all(&dir.join(SITE_PACKAGES)).map_err(io)?;
     let interpreter = ElfStub {
         needed: vec!["libpthread.so.0".into(), "libdl.so.2".into(), "libm.so.6".into(), "libc.so.6".into()],
         requires: vec!["GLIBC_2.17".into()],
@@ -76,11 +76,11 @@ fn venv(local: &Local, args: &[String]) -> Result<String, String> {
         emulates: Some(Emulated::Python),
         ..ElfStub::default()
     };
-    local.write_file(&dir.join("bin/python"), &interpreter.to_bytes(), 0o755).map_err(io)?;
+    local.files.write_file(&dir.join("bin/python"), &interpreter.to_bytes(), 0o755).map_err(io)?;
     let cfg = format!(
         "home = /opt/uv/python/cpython-{PYTHON_VERSION}-linux-gnu/bin\nimplementation = CPython\nuv = 0.12.20\nversion_info = {PYTHON_VERSION}\ninclude-system-site-packages = false\nrelocatable = true\n"
     );
-    local.write_file(&dir.join("pyvenv.cfg"), cfg.as_bytes(), 0o644).map_err(io)?;
+    local.files.write_file(&dir.join("pyvenv.cfg"), cfg.as_bytes(), 0o644).map_err(io)?;
     Ok(format!("Using CPython {PYTHON_VERSION}\nCreating virtual environment at: {}\n", dir.display()))
 }
 
@@ -194,11 +194,12 @@ fn unsatisfiable(because: &str) -> String {
     )
 }
 
-fn pip_install(host: &Host, local: &Local, args: &[String]) -> Result<String, String> {
+fn pip_install(host: &Host, local: &Effects, args: &[String]) -> Result<String, String> {
     let python = flag(args, "--python").ok_or("error: no --python given")?;
     let default_index = flag(args, "--default-index").unwrap_or("https://pypi.org/simple").trim_end_matches('/');
     let requirements = flag(args, "-r").ok_or("error: no -r given")?;
     let text = local
+        .files
         .read(Path::new(requirements))
         .map_err(|e| format!("error: {e}"))?
         .ok_or_else(|| format!("error: File not found: `{requirements}`"))?;
@@ -260,9 +261,10 @@ fn pip_install(host: &Host, local: &Local, args: &[String]) -> Result<String, St
     let mut installed = Vec::new();
     for (name, c) in &chosen {
         let bytes = match &c.from {
-            From::File(p) => local.read(p).map_err(|e| format!("error: {e}"))?.unwrap_or_default(),
+            From::File(p) => local.files.read(p).map_err(|e| format!("error: {e}"))?.unwrap_or_default(),
             From::Index { url, sha256 } => {
                 let resp = local
+                    .http
                     .http_get(url, "application/octet-stream")
                     .map_err(|e| format!("error: Failed to download `{name}=={}`\n  Caused by: {e}", c.version))?;
                 if resp.status != 200 {
@@ -285,6 +287,7 @@ fn pip_install(host: &Host, local: &Local, args: &[String]) -> Result<String, St
             .map_err(|e| format!("error: Failed to install `{}`: {e}", c.filename))?;
         for (script, target) in scripts {
             local
+                .files
                 .write_file(&env.join("bin").join(&script), entry_point(&target).as_bytes(), 0o755)
                 .map_err(|e| format!("error: {e}"))?;
         }
@@ -295,7 +298,7 @@ fn pip_install(host: &Host, local: &Local, args: &[String]) -> Result<String, St
 }
 
 /// A requirement met by a local wheel file.
-fn local_wheel(host: &Host, local: &Local, path: &Path) -> Result<(Chosen, String), String> {
+fn local_wheel(host: &Host, local: &Effects, path: &Path) -> Result<(Chosen, String), String> {
     let filename = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let wheel = WheelName::parse(&filename).ok_or_else(|| format!("error: `{filename}` is not a wheel"))?;
     if !wheel.fits_python(12) || !wheel.fits_platform(host) {
@@ -306,6 +309,7 @@ fn local_wheel(host: &Host, local: &Local, path: &Path) -> Result<(Chosen, Strin
         ));
     }
     let bytes = local
+        .files
         .read(path)
         .map_err(|e| format!("error: {e}"))?
         .ok_or_else(|| format!("error: File not found: `{}`", path.display()))?;
@@ -314,9 +318,10 @@ fn local_wheel(host: &Host, local: &Local, path: &Path) -> Result<(Chosen, Strin
 }
 
 /// A requirement met from a package index.
-fn from_index(host: &Host, local: &Local, req: &Req, index: &str) -> Result<(Chosen, String), String> {
+fn from_index(host: &Host, local: &Effects, req: &Req, index: &str) -> Result<(Chosen, String), String> {
     let url = format!("{index}/{}/", req.name);
     let resp = local
+        .http
         .http_get(&url, "application/vnd.pypi.simple.v1+json")
         .map_err(|e| format!("error: Request failed for `{}`\n  Caused by: {e}", req.name))?;
     if resp.status == 404 {
@@ -360,6 +365,7 @@ fn from_index(host: &Host, local: &Local, req: &Req, index: &str) -> Result<(Cho
     };
     let sha256 = file.hashes.get("sha256").cloned().unwrap_or_default();
     let meta = local
+        .http
         .http_get(&format!("{}.metadata", file.url), "text/plain")
         .map_err(|e| format!("error: Failed to fetch metadata of `{}`\n  Caused by: {e}", file.filename))?;
     let metadata = String::from_utf8_lossy(&meta.body).into_owned();
@@ -402,11 +408,11 @@ fn wheel_metadata(bytes: &[u8]) -> Result<String, String> {
 
 /// Unpacks a wheel into `site` through the installer's own allowlist
 /// (uv refuses the same entries); its console scripts as (name, `module:function`).
-fn unpack_wheel(local: &Local, bytes: &[u8], site: &Path) -> Result<Vec<(String, String)>, String> {
-    let placed = local.unpack_wheel(bytes, site).map_err(|e| e.to_string())?;
+fn unpack_wheel(local: &Effects, bytes: &[u8], site: &Path) -> Result<Vec<(String, String)>, String> {
+    let placed = local.files.unpack_wheel(bytes, site).map_err(|e| e.to_string())?;
     let mut scripts = Vec::new();
     for f in placed.iter().filter(|f| f.path.ends_with(".dist-info/entry_points.txt")) {
-        let text = local.read(&site.join(&f.path)).map_err(|e| e.to_string())?.unwrap_or_default();
+        let text = local.files.read(&site.join(&f.path)).map_err(|e| e.to_string())?.unwrap_or_default();
         scripts.extend(console_scripts(&String::from_utf8_lossy(&text)));
     }
     Ok(scripts)

@@ -1,0 +1,285 @@
+//! HTTP for real, through reqwest: small documents read whole, downloads
+//! hashed while they stream, and archives downloaded, hashed and unpacked in
+//! one pass. Both systems use it: the simulated machine downloads from the
+//! fake publisher over loopback.
+
+// This module writes the files it downloads (see clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::{Downloaded, FetchJob, Fetched, HttpResponse, SysError};
+use crate::archive::{self, Limits};
+
+/// An HTTP client: timeouts, redirects, a GitHub token for GitHub's API.
+#[derive(Debug, Clone)]
+pub struct Http {
+    client: reqwest::blocking::Client,
+    token: Option<String>,
+    /// Whether downloads are synced to disk before they count (a real
+    /// node); a simulation's temporary directory needs no durability.
+    durable: bool,
+    /// A limit on each request (connect, headers, each read of the body)
+    /// tighter than the client's, in place of it.
+    request_timeout: Option<Duration>,
+}
+
+/// Bytes read from the network at a time, and handed to the unpacker.
+pub const CHUNK_BYTES: usize = 256 * 1024;
+/// Chunks waiting between the reader and the unpacker, at most: with
+/// [`CHUNK_BYTES`], 4 MiB in flight per archive.
+pub const PIPE_CHUNKS: usize = 16;
+
+/// The reading end of the pipe between a download and its unpacker.
+struct Chunks {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.rx.recv() {
+                Ok(next) => (self.chunk, self.at) = (next, 0),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// `User-Agent` sent with every request; GitHub refuses requests without one.
+pub const USER_AGENT: &str = concat!("llmgw/", env!("CARGO_PKG_VERSION"));
+
+impl Http {
+    /// A client with `connect_timeout` and `read_timeout` (both seconds; the
+    /// latter bounds each read of a blocking response, not the whole body), following up to 10 redirects; `token`, when given, is sent
+    /// as a bearer token to GitHub's API (not to the redirected download host).
+    ///
+    /// # Errors
+    /// [`SysError::Network`] when the TLS backend cannot be set up.
+    pub fn new(connect_timeout: u64, read_timeout: u64, token: Option<String>) -> Result<Http, SysError> {
+        Http::build(connect_timeout, read_timeout, token, true, true)
+    }
+
+    /// As [`Http::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`),
+    /// for the fake server on loopback, which no proxy can reach; and not
+    /// syncing writes, for a simulation's temporary directory.
+    ///
+    /// # Errors
+    /// As [`Http::new`].
+    pub fn loopback(connect_timeout: u64, read_timeout: u64) -> Result<Http, SysError> {
+        Http::build(connect_timeout, read_timeout, None, false, false)
+    }
+
+    fn build(
+        connect_timeout: u64,
+        read_timeout: u64,
+        token: Option<String>,
+        proxy: bool,
+        durable: bool,
+    ) -> Result<Http, SysError> {
+        let builder =
+            if proxy { reqwest::blocking::Client::builder() } else { reqwest::blocking::Client::builder().no_proxy() };
+        let client = builder
+            .user_agent(USER_AGENT)
+            .connect_timeout(Duration::from_secs(connect_timeout))
+            .timeout(Duration::from_secs(read_timeout))
+            .redirect(reqwest::redirect::Policy::limited(10))
+            .build()
+            .map_err(|e| SysError::Network(e.without_url().to_string()))?;
+        Ok(Http { client, token, durable, request_timeout: None })
+    }
+
+    /// The same client with every request limited to `secs` seconds
+    /// (connect, headers, and each read of a body).
+    pub fn with_request_timeout(mut self, secs: u64) -> Http {
+        self.request_timeout = Some(Duration::from_secs(secs));
+        self
+    }
+
+    fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
+        let mut req = self.client.get(url).header(reqwest::header::ACCEPT, accept);
+        if let Some(t) = self.request_timeout {
+            req = req.timeout(t);
+        }
+        if let Some(t) = &self.token
+            && url.starts_with("https://api.github.com/")
+        {
+            req = req.bearer_auth(t);
+        }
+        req.send().map_err(network)
+    }
+
+    /// See [`super::System::http_get`].
+    pub fn http_get(&self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+        let resp = self.get(url, accept)?;
+        let status = resp.status().as_u16();
+        let wait = wait_of(resp.headers());
+        let body = resp.bytes().map_err(network)?.to_vec();
+        Ok(HttpResponse { status, body, wait })
+    }
+
+    /// See [`super::System::download`].
+    pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+        self.download_reporting(url, dest, &mut |_, _| {})
+    }
+
+    /// As [`Http::download`], calling `progress(bytes so far, total bytes
+    /// when the server said)` as the body arrives.
+    ///
+    /// # Errors
+    /// As [`super::System::download`].
+    pub fn download_reporting(
+        &self,
+        url: &str,
+        dest: &Path,
+        progress: &mut dyn FnMut(u64, Option<u64>),
+    ) -> Result<Downloaded, SysError> {
+        let mut resp = self.body(url)?;
+        let total = resp.content_length();
+        let mut out = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(dest)
+            .map_err(|e| SysError::io("create", dest, &e))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut bytes = 0u64;
+        loop {
+            let n = resp.read(&mut buf).map_err(|e| SysError::Network(format!("the download broke off: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n]).map_err(|e| SysError::io("write", dest, &e))?;
+            bytes += n as u64;
+            progress(bytes, total);
+        }
+        if self.durable {
+            out.sync_all().map_err(|e| SysError::io("sync", dest, &e))?;
+        }
+        Ok(Downloaded { bytes, sha256: hex::encode(hasher.finalize()) })
+    }
+
+    /// A successful response whose body is to be read, or the error status
+    /// as [`SysError::Http`] with the server's message.
+    fn body(&self, url: &str) -> Result<reqwest::blocking::Response, SysError> {
+        let mut resp = self.get(url, "application/octet-stream")?;
+        let status = resp.status();
+        if !status.is_success() {
+            let wait = wait_of(resp.headers());
+            let mut body = Vec::new();
+            let _ = resp.by_ref().take(64 * 1024).read_to_end(&mut body);
+            return Err(SysError::Http { status: status.as_u16(), message: github_message(&body), wait });
+        }
+        Ok(resp)
+    }
+
+    /// See [`super::System::fetch_unpack`]: each job on a thread of its
+    /// own, calling `progress(job, bytes so far, total bytes when the server
+    /// said)` as its body arrives.
+    pub fn fetch_unpack(
+        &self,
+        jobs: &[FetchJob],
+        progress: &(dyn Fn(usize, u64, Option<u64>) + Sync),
+    ) -> Vec<Result<Fetched, SysError>> {
+        if let [job] = jobs {
+            return vec![self.fetch_unpack_one(job, &|done, total| progress(0, done, total))];
+        }
+        std::thread::scope(|s| {
+            let running: Vec<_> = jobs
+                .iter()
+                .enumerate()
+                .map(|(i, job)| s.spawn(move || self.fetch_unpack_one(job, &|done, total| progress(i, done, total))))
+                .collect();
+            running.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        })
+    }
+
+    /// One archive in one pass, on two threads: this one reads the body and
+    /// hashes it, the other inflates and unpacks what it is handed (at
+    /// most [`PIPE_CHUNKS`] chunks of [`CHUNK_BYTES`] in between, so memory
+    /// does not grow with the archive). When unpacking stops early, the
+    /// rest of the body is still read and hashed.
+    fn fetch_unpack_one(&self, job: &FetchJob, progress: &dyn Fn(u64, Option<u64>)) -> Result<Fetched, SysError> {
+        let mut resp = self.body(&job.url)?;
+        let total = resp.content_length();
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIPE_CHUNKS);
+            let into = job.into.as_path();
+            let unpacker = s.spawn(move || {
+                let chunks = Chunks { rx, chunk: Vec::new(), at: 0 };
+                archive::unpack_tar_gz(chunks, into, Limits::default()).map_err(|e| e.to_string())
+            });
+            let mut hasher = Sha256::new();
+            let mut bytes = 0u64;
+            let mut pipe = Some(tx);
+            let read = loop {
+                // A full chunk at a time (the body arrives in pieces of a
+                // few KiB): one allocation and one hand-over per CHUNK_BYTES,
+                // not one zeroed CHUNK_BYTES buffer per piece.
+                let mut buf = Vec::with_capacity(CHUNK_BYTES);
+                let n = match resp.by_ref().take(CHUNK_BYTES as u64).read_to_end(&mut buf) {
+                    Ok(0) => break Ok(()),
+                    Ok(n) => n,
+                    Err(e) => break Err(SysError::Network(format!("the download broke off: {e}"))),
+                };
+                hasher.update(&buf);
+                bytes += n as u64;
+                progress(bytes, total);
+                // The unpacker hung up (done or refused): hash the rest alone.
+                if pipe.as_ref().is_some_and(|p| p.send(buf).is_err()) {
+                    pipe = None;
+                }
+            };
+            drop(pipe);
+            let unpacked = unpacker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            read?;
+            Ok(Fetched { bytes, sha256: hex::encode(hasher.finalize()), unpacked })
+        })
+    }
+}
+
+fn network(e: reqwest::Error) -> SysError {
+    if e.is_redirect() {
+        return SysError::TooManyRedirects;
+    }
+    let e = e.without_url();
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    SysError::Network(msg)
+}
+
+/// What an answer's headers say about asking again.
+fn wait_of(headers: &reqwest::header::HeaderMap) -> super::Wait {
+    let number =
+        |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+    super::Wait {
+        retry_after_secs: number("retry-after"),
+        rate_limit_reset: (number("x-ratelimit-remaining") == Some(0)).then(|| number("x-ratelimit-reset")).flatten(),
+    }
+}
+
+/// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.
+pub(crate) fn github_message(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct Msg {
+        message: String,
+    }
+    serde_json::from_slice::<Msg>(body).map(|m| m.message).unwrap_or_default()
+}
