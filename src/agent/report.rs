@@ -13,7 +13,6 @@
 //! uv is a tool of the Python engines, not an engine a node reports.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -90,26 +89,6 @@ pub fn merge(
         out.insert(*e, Reported { engine: *e, versions: v.clone(), seen: Seen::Installed });
     }
     out.into_values().filter(|r| !disabled.contains(&r.engine) && r.engine != Engine::Uv).collect()
-}
-
-/// The report for a person: one line per engine,
-/// `llama.cpp  b10850  (installed)`, or a line saying there is none.
-pub fn text(report: &[Reported]) -> String {
-    if report.is_empty() {
-        return "no engine: nothing installed and seen to run, nothing configured that answers\n".into();
-    }
-    let width = report.iter().map(|r| r.engine.as_str().len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for r in report {
-        let seen = match r.seen {
-            Seen::Installed => "installed and seen to run",
-            Seen::Configured => "named in the configuration",
-            Seen::NotAnswering => "named in the configuration; does not answer its version command",
-        };
-        let versions = if r.versions.is_empty() { "-".to_string() } else { r.versions.join(", ") };
-        let _ = writeln!(out, "{:<width$}  {versions}  ({seen})", r.engine.as_str());
-    }
-    out
 }
 
 /// Seconds a configured binary's version command may take.
@@ -192,10 +171,6 @@ mod tests {
                 Reported { engine: Engine::Vllm, versions: vec!["0.20.1".into()], seen: Seen::Configured },
             ]
         );
-        assert_eq!(
-            text(&r),
-            "llama.cpp  b10850  (installed and seen to run)\nvllm       0.20.1  (named in the configuration)\n"
-        );
     }
 
     #[test]
@@ -210,7 +185,6 @@ mod tests {
         assert!(!why.contains("Some("), "{why}");
         let r = merge(&BTreeMap::new(), &probed, &BTreeSet::new());
         assert_eq!(r, [Reported { engine: Engine::Vllm, versions: vec![], seen: Seen::NotAnswering }]);
-        assert_eq!(text(&r), "vllm  -  (named in the configuration; does not answer its version command)\n");
     }
 
     #[test]

@@ -1,28 +1,20 @@
 //! `llmgw agent`: the provisioning loop on a node (or, with `--host`, on a
 //! simulated one against the fake release server), and `--report`, the
-//! engines the node can run. Arguments, signals, the wants file's watch and
-//! rendering; the loop itself is `llmgw::agent`.
+//! engines the node can run. Arguments and rendering; the loop, its
+//! runtime and signals are `llmgw::agent`.
 
-// The CLI reads the wants file it watches, and runs the loop's runtime.
-#![allow(clippy::disallowed_methods)]
-
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, Node, OnSystem};
-use llmgw::converge::{self, Config, PYPI_SIMPLE, PYTORCH_WHL, Status};
-use llmgw::recipe::{Engine, Want};
-use llmgw::release::GITHUB_API;
+use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, OnSystem, RealNode, runtime};
+use llmgw::converge::{self, Status};
 use llmgw::report::{EXIT_INTERNAL, EXIT_OK, Report};
 use llmgw::sim::Simulation;
-use llmgw::system::http::Http;
-use llmgw::system::lock::EnginesLock;
-use llmgw::system::real::{RealSystem, Silent};
+use llmgw::system::real::Silent;
 
 use super::input::{self, Failure};
-use super::{output, provision, simulate};
+use super::printer::{self, Format};
+use super::{output, provision, settings};
 
 /// Where the status file goes on a real node when `--status-file` is not given.
 const STATUS_FILE: &str = "/var/lib/llmgw/agent-status.json";
@@ -64,10 +56,16 @@ pub struct Args {
     report: bool,
     /// The format of --report's and --once's output: text for a person, json for programs [default: text].
     #[arg(long, value_enum)]
-    format: Option<simulate::Format>,
+    format: Option<Format>,
     /// Seconds between two reads of the wants file, to see it change.
     #[arg(long, value_name = "SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     watch_secs: u64,
+    /// GitHub's API and token (on a node).
+    #[command(flatten)]
+    github: settings::GithubArgs,
+    /// PyPI's and PyTorch's indexes (on a node).
+    #[command(flatten)]
+    indexes: settings::IndexArgs,
 }
 
 /// Runs `agent`.
@@ -90,13 +88,20 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let cwd =
         std::env::current_dir().map_err(|e| Failure::Internal(format!("cannot tell the current directory: {e}")))?;
     let status_file = match status_file {
-        Some(p) => {
-            Some(check_status_file(&p, &cwd.join(&p), &wants_path, args.config.as_deref(), args.status_file.is_none())?)
-        }
+        Some(p) => Some(
+            runtime::check_status_file(
+                &p,
+                &cwd.join(&p),
+                &wants_path,
+                args.config.as_deref(),
+                args.status_file.is_none(),
+            )
+            .map_err(failure)?,
+        ),
         None => None,
     };
     let engines_dir = match &args.engines_dir {
-        Some(dir) => Some(check_engines_dir(dir, &cwd)?),
+        Some(dir) => Some(runtime::check_engines_dir(dir, &cwd).map_err(failure)?),
         None => None,
     };
     let mut agent = Agent::new(wants, wants_path.clone(), config, status_file);
@@ -110,36 +115,21 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             if let Some(dir) = engines_dir {
                 sim.set_engines_dir(dir);
             }
-            run_loop(sim, agent, &wants_path, watch)?
+            runtime::run_loop(sim, agent, &wants_path, watch).map_err(failure)?
         }
         None => {
-            let engines_dir = engines_dir.unwrap_or_else(|| PathBuf::from("/opt/llmgw/engines"));
+            let engines_dir = engines_dir.unwrap_or_else(|| PathBuf::from(settings::DEFAULT_ENGINES_DIR));
             let host = provision::this_machine(&engines_dir)?;
-            let local =
-                Http::new(10, 60, std::env::var("GITHUB_TOKEN").ok()).map_err(|e| Failure::Internal(e.to_string()))?;
-            let cfg = Config {
-                engines_dir,
-                github_api: GITHUB_API.to_string(),
-                pypi_simple: PYPI_SIMPLE.to_string(),
-                pytorch_whl: PYTORCH_WHL.to_string(),
-                check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
-                not_a_build: Some(llmgw::sim::truth::stub::NOT_A_BUILD),
-            };
-            run_loop(
-                Locked(OnSystem { sys: RealSystem::new(local, Box::new(Silent)), host, cfg }),
-                agent,
-                &wants_path,
-                watch,
-            )?
+            let sys = args.github.real_system(Box::new(Silent))?;
+            let cfg = settings::config(engines_dir, &args.github, &args.indexes, converge::CHECK_TIMEOUT_SECS);
+            let node = RealNode(OnSystem { sys, host, cfg });
+            runtime::run_loop(node, agent, &wants_path, watch).map_err(failure)?
         }
     };
     // Stopped by a signal (SIGTERM, SIGINT): asked for, so 0.
     let Some(pass) = last.filter(|_| args.once) else { return Ok(EXIT_OK) };
     let report = Report { host: pass.status.host.clone(), engines: pass.status.engines.clone() };
-    match args.format.unwrap_or(simulate::Format::Text) {
-        simulate::Format::Json => output::emit(&report.to_json())?,
-        simulate::Format::Text => output::emit(&simulate::text(&report))?,
-    }
+    output::emit(&printer::report(&report, args.format.unwrap_or_default()))?;
     if let Some(e) = &pass.status_error {
         eprintln!("llmgw: error: {e}");
         return Ok(EXIT_INTERNAL);
@@ -147,195 +137,10 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     Ok(report.exit_code())
 }
 
-/// `--engines-dir`, absolute: a directory, or nothing yet.
-fn check_engines_dir(dir: &Path, cwd: &Path) -> Result<PathBuf, Failure> {
-    let abs = cwd.join(dir);
-    match std::fs::metadata(&abs) {
-        Ok(m) if !m.is_dir() => Err(Failure::BadInput(format!("--engines-dir `{}` is not a directory", dir.display()))),
-        _ => Ok(abs),
-    }
-}
-
-/// The status file `given` (`abs` made absolute), checked before the first
-/// pass: not a directory, in a directory that exists (the default one is
-/// made) and can be written in, and neither the wants file nor the
-/// configuration, which it would overwrite.
-fn check_status_file(
-    given: &Path,
-    abs: &Path,
-    wants: &Path,
-    config: Option<&Path>,
-    default: bool,
-) -> Result<PathBuf, Failure> {
-    let bad = |why: String| Failure::BadInput(format!("--status-file `{}` {why}", given.display()));
-    if abs.is_dir() {
-        return Err(bad("is a directory".into()));
-    }
-    let (Some(dir), Some(name)) = (abs.parent(), abs.file_name()) else {
-        return Err(bad("names no file".into()));
-    };
-    if default {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| bad(format!("is in `{}`, which cannot be made: {e}", dir.display())))?;
-    }
-    if !dir.is_dir() {
-        return Err(bad(format!("is in `{}`, which is not an existing directory", dir.display())));
-    }
-    tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| bad(format!("cannot be written: no file can be made in `{}`: {}", dir.display(), os_error(&e))))?;
-    let canonical = |p: &Path| -> PathBuf {
-        p.canonicalize().unwrap_or_else(|_| match (p.parent(), p.file_name()) {
-            (Some(d), Some(n)) => d.canonicalize().map_or_else(|_| p.to_path_buf(), |d| d.join(n)),
-            _ => p.to_path_buf(),
-        })
-    };
-    let this = dir.canonicalize().map_or_else(|_| abs.to_path_buf(), |d| d.join(name));
-    if canonical(wants) == this {
-        return Err(bad(format!("is the wants file `{}`: it would be overwritten", wants.display())));
-    }
-    if let Some(c) = config.filter(|c| canonical(c) == this) {
-        return Err(bad(format!("is the configuration file `{}`: it would be overwritten", c.display())));
-    }
-    Ok(abs.to_path_buf())
-}
-
-/// A real node whose passes take the engines directory's lock, so that a
-/// `llmgw provision` by hand waits for the pass (and the pass for it).
-struct Locked(OnSystem<RealSystem>);
-
-impl Node for Locked {
-    fn host_name(&self) -> String {
-        self.0.host_name()
-    }
-
-    fn begin_pass(&mut self, _since_start: Duration) {
-        // The machine as it is now: a driver upgraded since the last pass
-        // changes which builds fit.
-        let mut probe = llmgw::discover::RealProbe::default();
-        match llmgw::discover::discover_at(&mut probe, &self.0.cfg.engines_dir) {
-            Ok(found) => self.0.host = found.host,
-            Err(e) => tracing::warn!("cannot discover this machine again, converging for it as it was: {e}"),
-        }
-    }
-
-    fn converge(&mut self, wants: &[Want]) -> Vec<Status> {
-        let _lock = match EnginesLock::acquire(&self.0.cfg.engines_dir) {
-            Ok(l) => Some(l),
-            Err(e) => {
-                tracing::error!("cannot take the engines directory's lock: {e}");
-                None
-            }
-        };
-        self.0.converge(wants)
-    }
-
-    fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> agent::Probed {
-        self.0.probe(binaries)
-    }
-
-    fn now(&mut self) -> u64 {
-        self.0.now()
-    }
-
-    fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            llmgw::system::System::create_dir_all(&mut self.0.sys, dir).map_err(|e| e.to_string())?;
-        }
-        self.0.write_atomic(path, contents)
-    }
-}
-
 fn simulation(host: &Path, scenario: Option<&Path>) -> Result<Simulation, Failure> {
     let host = input::host(host)?;
     let catalog = input::catalog(scenario)?;
     Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))
-}
-
-/// Runs the loop until SIGTERM/SIGINT (or after one pass with `--once`):
-/// SIGHUP re-reads the wants file and passes, and a change seen every
-/// `watch` is taken. The last pass's record, if any.
-fn run_loop<N: Node>(
-    node: N,
-    agent: Agent,
-    wants_path: &Path,
-    watch: Duration,
-) -> Result<Option<agent::PassRecord>, Failure> {
-    // The node is dropped here, outside the runtime: its HTTP client and the
-    // fake server's own runtime may not be dropped inside one.
-    let node = Arc::new(Mutex::new(node));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Internal(format!("cannot start the agent's runtime: {e}")))?;
-    let first = read_wants(wants_path);
-    let wants_path = wants_path.to_path_buf();
-    let last = rt.block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        // The handlers first, each made once for the whole run: a signal
-        // before them would end the process, one between two of them would be lost.
-        let (mut hup, mut term, mut int) = (
-            signal(SignalKind::hangup()).map_err(|e| Failure::Internal(format!("SIGHUP: {e}")))?,
-            signal(SignalKind::terminate()).map_err(|e| Failure::Internal(format!("SIGTERM: {e}")))?,
-            signal(SignalKind::interrupt()).map_err(|e| Failure::Internal(format!("SIGINT: {e}")))?,
-        );
-        let mut running = agent::spawn(node.clone(), agent);
-        let control = running.control.clone();
-        let watcher = tokio::spawn(async move {
-            // What the file said when last looked at: its text or why it cannot be read.
-            let mut last = first;
-            let mut tick = tokio::time::interval(watch);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = hup.recv() => {
-                        tracing::info!("SIGHUP: reading the wants file again");
-                        last = read_wants(&wants_path);
-                        control.reread(last.clone());
-                    }
-                    _ = term.recv() => { tracing::info!("SIGTERM: stopping between passes"); control.stop() }
-                    _ = int.recv() => { tracing::info!("SIGINT: stopping between passes"); control.stop() }
-                    _ = tick.tick() => {
-                        // Told once per change: a file that stays unreadable is not told again.
-                        let now = read_wants(&wants_path);
-                        if now != last {
-                            match &now {
-                                Ok(text) => { tracing::info!("the wants file changed"); control.wants_file(text.clone()) }
-                                Err(e) => control.wants_error(e.clone()),
-                            }
-                            last = now;
-                        }
-                    }
-                }
-            }
-        });
-        let mut last = None;
-        while let Some(pass) = running.passes.recv().await {
-            last = Some(pass);
-        }
-        watcher.abort();
-        if let Err(e) = running.task.await
-            && e.is_panic()
-        {
-            std::panic::resume_unwind(e.into_panic());
-        }
-        Ok::<_, Failure>(last)
-    })?;
-    drop(rt);
-    drop(node);
-    Ok(last)
-}
-
-/// An I/O error's own words, without the temporary file's name tempfile
-/// adds (`… at path "/dir/.tmpXXXXXX"`).
-fn os_error(e: &std::io::Error) -> String {
-    let said = e.to_string();
-    said.rfind(" at path ").map_or(said.clone(), |i| said[..i].to_string())
-}
-
-/// The wants file's text, or the sentence saying why it cannot be read.
-fn read_wants(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read the wants file `{}`: {e}", path.display()))
 }
 
 /// `--report`: the last pass's installs (from the status file) merged with
@@ -355,21 +160,16 @@ fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Resu
         },
         None => vec![],
     };
-    let local = Http::new(10, 60, None).map_err(|e| Failure::Internal(e.to_string()))?;
-    let reported = agent::engine_report(&mut RealSystem::new(local, Box::new(Silent)), &last, config);
-    /// `{"engines": [Reported…]}`: the status file's type, keys in its order.
-    #[derive(serde::Serialize)]
-    struct Engines<'a> {
-        engines: &'a [agent::Reported],
-    }
-    match args.format.unwrap_or(simulate::Format::Text) {
-        simulate::Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&Engines { engines: &reported }).expect("a report always serializes");
-            s.push('\n');
-            output::emit(&s)?;
-        }
-        simulate::Format::Text => output::emit(&agent::report::text(&reported))?,
-    }
+    let mut sys = args.github.real_system(Box::new(Silent))?;
+    let reported = agent::engine_report(&mut sys, &last, config);
+    output::emit(&printer::engines(&reported, args.format.unwrap_or_default()))?;
     Ok(EXIT_OK)
+}
+
+/// A failure of the agent's runtime, as the command line reports it.
+fn failure(e: runtime::RuntimeError) -> Failure {
+    match e {
+        runtime::RuntimeError::BadInput(m) => Failure::BadInput(m),
+        runtime::RuntimeError::Internal(m) => Failure::Internal(m),
+    }
 }

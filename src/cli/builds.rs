@@ -9,6 +9,7 @@ use llmgw::recipe::Engine;
 
 use super::input::Failure;
 use super::output;
+use super::printer::Format;
 
 /// Arguments of `builds`.
 #[derive(Debug, clap::Args)]
@@ -27,8 +28,8 @@ pub struct Args {
     #[arg(long, value_parser = super::bundle::parse_arch)]
     arch: Arch,
     /// text for a person; json for programs.
-    #[arg(long, value_enum, default_value_t = super::simulate::Format::Text)]
-    format: super::simulate::Format,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
 }
 
 /// Runs `builds`; exit 2 for an engine no bundle carries.
@@ -36,13 +37,13 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let engine = Engine::parse(&args.engine).map_err(|e| Failure::BadInput(format!("--engine: {e}")))?;
     let list = builds(engine, &args.version, args.arch).map_err(|e| Failure::BadInput(e.to_string()))?;
     let text = match args.format {
-        super::simulate::Format::Json => {
+        Format::Json => {
             let doc = serde_json::json!({
                 "engine": engine, "version": args.version, "arch": args.arch, "builds": list,
             });
             serde_json::to_string_pretty(&doc).expect("builds serialize") + "\n"
         }
-        super::simulate::Format::Text => {
+        Format::Text => {
             let mut out = format!(
                 "{engine} {} for {}: {} build{}\n",
                 args.version,

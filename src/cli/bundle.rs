@@ -8,13 +8,10 @@ use std::path::PathBuf;
 use llmgw::host::Arch;
 use llmgw::offline::bundle::{self, BundleError};
 use llmgw::recipe::Engine;
-use llmgw::release::GITHUB_API;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
-use llmgw::system::http::Http;
-use llmgw::system::real::RealSystem;
 
 use super::input::{self, Failure};
-use super::{output, progress};
+use super::{output, progress, settings};
 
 /// Arguments of `bundle`.
 #[derive(Debug, clap::Args)]
@@ -56,12 +53,9 @@ struct CreateArgs {
     /// Where to write the bundle: a new directory, or a tar file when it ends in .tar.
     #[arg(long, value_name = "DIR|FILE.tar")]
     out: PathBuf,
-    /// GitHub's REST API (the fake server in tests).
-    #[arg(long, value_name = "URL", env = "LLMGW_GITHUB_API", default_value = GITHUB_API, value_parser = input::http_url)]
-    github_api: String,
-    /// A GitHub token, sent to GitHub's API only (a higher rate limit).
-    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true, hide = true)]
-    github_token: Option<String>,
+    /// GitHub's API and token.
+    #[command(flatten)]
+    github: settings::GithubArgs,
 }
 
 /// Arguments of `bundle import`.
@@ -129,9 +123,8 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         }
         carried
     };
-    let local = Http::new(10, 60, args.github_token.clone()).map_err(|e| Failure::Internal(e.to_string()))?;
-    let mut sys = RealSystem::new(local, progress::reporter());
-    let made = match bundle::create(&mut sys, &args.github_api, &wants, &args.arches, &args.out) {
+    let mut sys = args.github.real_system(progress::reporter())?;
+    let made = match bundle::create(&mut sys, &args.github.github_api, &wants, &args.arches, &args.out) {
         Ok(m) => m,
         Err(e) => return failure(e),
     };

@@ -1,5 +1,8 @@
 //! `llmgw mock-server`: the fake release server, for manual use.
 
+// The mirror directory the user names is checked here (see clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
 use llmgw::sim::publisher::FakeServer;
 use llmgw::sim::truth::embedded_catalog;
 

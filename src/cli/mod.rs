@@ -1,6 +1,14 @@
 //! The command line: clap arguments and rendering, one file per
 //! subcommand. No logic lives here: each command parses its input, calls
 //! the library, renders, and returns the exit code.
+//!
+//! Cross-cutting pieces: `input.rs` reads what the user names (files,
+//! wants); `settings.rs` turns flags and environment into the real system
+//! and its configuration; `printer.rs` renders every report and plan as
+//! text or JSON; `output.rs` writes to standard output.
+//!
+//! The binary's part: may import anything of the library (`llmgw::…`);
+//! nothing imports it.
 
 mod agent;
 mod bench;
@@ -13,8 +21,10 @@ mod mock_server;
 mod offline;
 mod output;
 mod plan;
+mod printer;
 mod progress;
 mod provision;
+mod settings;
 mod simulate;
 mod what_if;
 

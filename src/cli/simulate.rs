@@ -4,13 +4,14 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw::converge::{Outcome, State, Status};
+use llmgw::converge::{State, Status};
 use llmgw::host::Host;
 use llmgw::report::Report;
 use llmgw::sim::{Simulation, default_wants};
 
 use super::input::{self, Failure};
 use super::output;
+use super::printer::{self, Format};
 use super::what_if::WhatIf;
 
 /// Arguments of `simulate`.
@@ -40,15 +41,6 @@ pub struct Args {
     offline: super::offline::Offline,
 }
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
-    /// For a person.
-    Text,
-    /// For programs.
-    Json,
-}
-
 /// Runs `simulate`.
 pub fn run(args: Args) -> Result<i32, Failure> {
     let original = input::host(&args.host)?;
@@ -74,52 +66,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         return Ok(after.exit_code());
     }
     let report = simulate(host)?;
-    match args.format {
-        Format::Json => output::emit(&report.to_json())?,
-        Format::Text => output::emit(&text(&report))?,
-    }
+    output::emit(&printer::report(&report, args.format))?;
     Ok(report.exit_code())
-}
-
-/// The report for a person: per engine, the outcome first, then each build
-/// tried or left out and why, then the binary and notes.
-pub fn text(report: &Report) -> String {
-    let mut out = format!("host: {}\n", report.host);
-    for s in &report.engines {
-        out.push('\n');
-        engine_block(&mut out, s);
-    }
-    out
-}
-
-fn engine_block(out: &mut String, s: &Status) {
-    let variant = s.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-    let asked = s.want.split(['@', ':']).nth(1).unwrap_or_default();
-    let other = if s.state == State::Ready && s.version != asked {
-        format!(" (installed {})", s.version)
-    } else {
-        String::new()
-    };
-    let _ = writeln!(out, "{}: {}{variant}{other}", s.want, s.state.as_str());
-    // The builds below say why each failed; an unsupported or not_here
-    // want's reason is its detail.
-    if s.attempts.is_empty() || matches!(s.state, State::Unsupported | State::NotHere) {
-        let _ = writeln!(out, "  {}", s.detail);
-    }
-    let width = s.attempts.iter().map(|a| a.variant.len()).max().unwrap_or(0);
-    for a in &s.attempts {
-        let what = match a.outcome {
-            Outcome::LeftOut => "left out",
-            o => o.as_str(),
-        };
-        let _ = writeln!(out, "  - {:<width$}  {what}: {}", a.variant, a.reason);
-    }
-    if let Some(b) = &s.binary {
-        let _ = writeln!(out, "  binary: {b}");
-    }
-    if let Some(n) = &s.note {
-        let _ = writeln!(out, "  note: {n}");
-    }
 }
 
 /// `--diff`: per engine, what the change changes: `llama.cpp: vulkan -> cuda-12.8`.

@@ -108,6 +108,17 @@ pub enum Check {
     Gpu,
 }
 
+impl Check {
+    /// The check in a sentence: `ldd`, `version`, `GPU`.
+    pub fn in_words(self) -> &'static str {
+        match self {
+            Check::Ldd => "ldd",
+            Check::Version => "version",
+            Check::Gpu => "GPU",
+        }
+    }
+}
+
 /// The outcome for one want; the JSON shape README.md documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {

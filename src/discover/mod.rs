@@ -31,6 +31,12 @@
 //! A driver that is there but fails (NVML loads and errs, nvidia-smi exits
 //! non-zero) is a warning in [`Discovered::warnings`], not a silent "no GPU";
 //! the description then says `"nvidia": null`.
+//!
+//! Real effects through [`Probe`] (a narrower view of a machine than
+//! [`crate::system::System`]: files, listings, commands, free disk, NVML,
+//! each answer kept for replay). May import `host`, `parse`, `recipe` (the
+//! packages the recipes name) and `system` (the real probe uses its files
+//! and process runner); imported by `agent` and the command line.
 
 pub mod parse;
 pub mod probe;

@@ -2,6 +2,9 @@
 //! the package managers' queries. Pure functions of text, shared by the real
 //! machine and the simulated one (which prints in the same formats), and
 //! total: any input gives an answer, never a panic.
+//!
+//! Pure core. May import `system` (the command lines of the package
+//! managers' queries) only.
 
 pub mod devices;
 pub mod ldd;

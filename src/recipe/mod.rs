@@ -4,6 +4,14 @@
 //! [`plan`] is the entry point: it returns a [`Plan`] (the candidates in
 //! order and the builds left out, each with its sentence) or a [`Refusal`]
 //! (the engine is not for this node, or nothing of it can run here).
+//!
+//! | file | what lives there |
+//! | --- | --- |
+//! | `want.rs` | wants and wants files, engines, versions |
+//! | `llama_cpp.rs`, `uv.rs`, `vllm.rs`, `sglang.rs`, `python.rs` | each engine's recipe; what the Python engines share |
+//!
+//! Pure core: functions of (want, host). May import `host` and `nvidia`
+//! only; imported by everything that installs or simulates.
 
 mod llama_cpp;
 mod python;

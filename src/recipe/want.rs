@@ -281,6 +281,36 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// A wants file: `{"wants": [{"engine": "llama.cpp", "version": "b10850"}, …]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WantsFile {
+    /// The wants, in the order they are converged.
+    pub wants: Vec<Want>,
+}
+
+impl WantsFile {
+    /// Parses and validates a wants file.
+    ///
+    /// # Errors
+    /// A sentence beginning with the JSON path of the problem
+    /// (`wants[1].version: …`).
+    pub fn from_json(text: &str) -> Result<WantsFile, String> {
+        let file: WantsFile = crate::strict_json::parse(text, &["wants[*]"]).map_err(|e| e.to_string())?;
+        if file.wants.is_empty() {
+            return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
+        }
+        for (i, w) in file.wants.iter().enumerate() {
+            w.validate().map_err(|e| {
+                // A field's own message already names it: `wants[0].offline_base: …`.
+                let sep = if e.starts_with("offline_") { "." } else { ": " };
+                format!("wants[{i}]{sep}{e}")
+            })?;
+        }
+        Ok(file)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,35 +400,5 @@ mod tests {
         assert_eq!(compare_versions("0.5.5.post1", "0.5.5"), Ordering::Greater);
         assert_eq!(compare_versions("0.21.0rc1", "0.21.0"), Ordering::Less);
         assert!(!pep440_release("1.0a1b2rc3"));
-    }
-}
-
-/// A wants file: `{"wants": [{"engine": "llama.cpp", "version": "b10850"}, …]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WantsFile {
-    /// The wants, in the order they are converged.
-    pub wants: Vec<Want>,
-}
-
-impl WantsFile {
-    /// Parses and validates a wants file.
-    ///
-    /// # Errors
-    /// A sentence beginning with the JSON path of the problem
-    /// (`wants[1].version: …`).
-    pub fn from_json(text: &str) -> Result<WantsFile, String> {
-        let file: WantsFile = crate::strict_json::parse(text, &["wants[*]"]).map_err(|e| e.to_string())?;
-        if file.wants.is_empty() {
-            return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
-        }
-        for (i, w) in file.wants.iter().enumerate() {
-            w.validate().map_err(|e| {
-                // A field's own message already names it: `wants[0].offline_base: …`.
-                let sep = if e.starts_with("offline_") { "." } else { ": " };
-                format!("wants[{i}]{sep}{e}")
-            })?;
-        }
-        Ok(file)
     }
 }

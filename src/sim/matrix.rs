@@ -103,18 +103,10 @@ pub fn drift(status: &Status) -> Option<String> {
         format!(
             "the recipe's first candidate {} failed its {} check: {}",
             first.variant,
-            check_name(check),
+            check.in_words(),
             first.reason
         )
     })
-}
-
-fn check_name(c: crate::converge::Check) -> &'static str {
-    match c {
-        crate::converge::Check::Ldd => "ldd",
-        crate::converge::Check::Version => "version",
-        crate::converge::Check::Gpu => "GPU",
-    }
 }
 
 /// Simulates every host against every want (restricted to `shard`), in

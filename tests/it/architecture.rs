@@ -293,6 +293,27 @@ fn no_source_file_is_over_600_lines_apart_from_its_tests() {
 }
 
 #[test]
+fn tests_come_last_in_every_file() {
+    let mut out_of_place = Vec::new();
+    for s in sources() {
+        let text = std::fs::read_to_string(&s.path).unwrap();
+        let Some(at) = text
+            .match_indices("#[cfg(test)]\nmod ")
+            .map(|(i, _)| i)
+            .find(|&i| text[i..].lines().nth(1).is_some_and(|l| l.ends_with('{')))
+        else {
+            continue;
+        };
+        let after = &text[at..];
+        let end = after.find("\n}\n").map_or(after.len(), |i| i + 3);
+        if !after[end..].trim().is_empty() {
+            out_of_place.push(s.path.display().to_string());
+        }
+    }
+    assert!(out_of_place.is_empty(), "files with code after their test module: {out_of_place:?}");
+}
+
+#[test]
 fn every_folder_says_what_lives_there_and_what_it_may_import() {
     let mut silent = Vec::new();
     for dir in folders(&sources()).into_iter().filter(|f| !f.is_empty()) {

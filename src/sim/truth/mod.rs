@@ -5,6 +5,18 @@
 //! files, and each ELF file is an [`ElfStub`] saying what it needs. The fake
 //! release server packs these into real `.tar.gz` archives; the simulated
 //! machine reads the stubs back from the unpacked tree.
+//!
+//! | file | what lives there |
+//! | --- | --- |
+//! | `mod.rs` | the catalog's types: releases, assets, files, indexes, wheels, faults |
+//! | `embedded.rs` | the catalog compiled in from `mocks/` |
+//! | `stub.rs` | what a simulated ELF file says of itself |
+//! | `scenario.rs` | variants of the truth (`mocks/scenarios/`) |
+//! | `validate.rs` | whether a catalog can be served |
+//! | `wheel_name.rs` | wheel file names and their tags |
+//!
+//! May import `host`, `recipe`, `converge` (the note a stub's file gives a
+//! real installer) and `pep503`; imported by the rest of `sim`.
 
 pub mod embedded;
 pub mod scenario;

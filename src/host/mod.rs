@@ -4,11 +4,21 @@
 //! (unknown fields are errors, a missing field names its JSON path) and
 //! [`HostError`] says what was wrong and where. `llmgw discover` writes the
 //! same format, so any real node can be replayed in simulation.
+//!
+//! `versions.rs` holds the version numbers (compute capability, driver,
+//! dotted); `settings.rs` the `--set PATH=VALUE` changes. Pure core: may
+//! import nothing of the crate but `strict_json`; imported by everything.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
+
+mod settings;
+mod versions;
+
+pub use settings::Setting;
+pub use versions::{ComputeCapability, DottedVersion, DriverVersion};
 
 /// A machine as the installer sees it.
 ///
@@ -202,168 +212,6 @@ pub struct Packages {
     pub installable: bool,
 }
 
-/// A compute capability `major.minor`: 7.0 is Volta, 9.0 Hopper.
-///
-/// Ordered by major, then minor. Parsed from `"X.Y"` or the JSON number
-/// `X.Y`; anything else is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ComputeCapability {
-    /// Generation: 7 for Volta and Turing, 8 Ampere and Ada, 9 Hopper.
-    pub major: u32,
-    /// Revision within the generation.
-    pub minor: u32,
-}
-
-impl ComputeCapability {
-    /// A compute capability from its parts.
-    pub const fn new(major: u32, minor: u32) -> Self {
-        ComputeCapability { major, minor }
-    }
-
-    /// Parses `X.Y` (one or two digits each side).
-    ///
-    /// # Errors
-    /// A sentence saying what form was expected, when `s` is not `X.Y`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let bad = || format!("compute capability `{s}` is not of the form X.Y (like 7.0 or 12.1)");
-        let (a, b) = s.trim().split_once('.').ok_or_else(bad)?;
-        let digits = |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|c| c.is_ascii_digit());
-        // "7.05" is not 7.5, no GPU has a minor of two digits, and none has
-        // compute capability 0.x.
-        if !digits(a) || !digits(b) || b.len() > 1 || a.starts_with('0') {
-            return Err(bad());
-        }
-        Ok(ComputeCapability::new(a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
-    }
-}
-
-impl fmt::Display for ComputeCapability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-impl Serialize for ComputeCapability {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ComputeCapability {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = ComputeCapability;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a compute capability like \"8.6\" or 8.6")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ComputeCapability, E> {
-                ComputeCapability::parse(s).map_err(E::custom)
-            }
-            // 7.0 arrives as the float 7.0, whose shortest form is "7.0".
-            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<ComputeCapability, E> {
-                ComputeCapability::parse(&format!("{n:?}")).map_err(E::custom)
-            }
-            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ComputeCapability, E> {
-                Err(E::custom(format!("compute capability `{n}` has no minor part; write \"{n}.0\" (like 7.0)")))
-            }
-            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ComputeCapability, E> {
-                Err(E::custom(format!("compute capability `{n}` is not of the form X.Y (like 7.0 or 12.1)")))
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
-
-/// An NVIDIA driver version: `535.183.01`. Ordered by its numeric parts.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DriverVersion {
-    parts: Vec<u32>,
-    text: String,
-}
-
-impl DriverVersion {
-    /// Parses `MAJOR[.MINOR[.PATCH]]`.
-    ///
-    /// # Errors
-    /// A sentence naming the text, when it is not dotted numbers.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let parts = dotted(s).ok_or_else(|| format!("driver version `{s}` is not dotted numbers (like 535.183.01)"))?;
-        Ok(DriverVersion { parts, text: s.trim().to_string() })
-    }
-
-    /// The branch: 535 of `535.183.01`.
-    pub fn major(&self) -> u32 {
-        self.parts[0]
-    }
-}
-
-impl fmt::Display for DriverVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-impl Serialize for DriverVersion {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
-    }
-}
-
-impl<'de> Deserialize<'de> for DriverVersion {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        DriverVersion::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-/// A version made of dotted numbers, compared numerically: glibc `2.35`,
-/// libstdc++ `3.4.30`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DottedVersion(Vec<u32>);
-
-impl DottedVersion {
-    /// Parses `N(.N)*`.
-    ///
-    /// # Errors
-    /// A sentence naming the text, when it is not dotted numbers.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        dotted(s).map(DottedVersion).ok_or_else(|| format!("`{s}` is not a version of dotted numbers (like 2.35)"))
-    }
-
-    /// The numeric parts: `[2, 35]`.
-    pub fn parts(&self) -> &[u32] {
-        &self.0
-    }
-}
-
-impl fmt::Display for DottedVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let texts: Vec<String> = self.0.iter().map(u32::to_string).collect();
-        f.write_str(&texts.join("."))
-    }
-}
-
-impl Serialize for DottedVersion {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for DottedVersion {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        DottedVersion::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-fn dotted(s: &str) -> Option<Vec<u32>> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
-    // Digits only: `parse` would take "+535".
-    s.split('.').map(|p| p.bytes().all(|c| c.is_ascii_digit()).then(|| p.parse::<u32>().ok()).flatten()).collect()
-}
-
 /// Why a host description was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -554,102 +402,5 @@ mod tests {
         assert!(DottedVersion::parse("2.9").unwrap() < DottedVersion::parse("2.35").unwrap());
         assert!(DriverVersion::parse("535.183.01").unwrap() < DriverVersion::parse("550.54.14").unwrap());
         assert!(ComputeCapability::new(8, 9) < ComputeCapability::new(12, 0));
-    }
-}
-
-/// One `--set PATH=VALUE`: a change to a host description, for asking
-/// what a machine would do after it (`nvidia.driver=580.65.06`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Setting {
-    /// The JSON path: `nvidia.driver`, `nvidia.gpus[0].compute_capability`.
-    pub path: String,
-    /// The value as written: JSON (`9.0`, `true`, `["gcc"]`) or plain text.
-    pub value: String,
-}
-
-impl Setting {
-    /// Parses `PATH=VALUE`.
-    ///
-    /// # Errors
-    /// A sentence when there is no `=` or no path.
-    pub fn parse(s: &str) -> Result<Setting, String> {
-        match s.split_once('=') {
-            Some((p, v)) if !p.trim().is_empty() => Ok(Setting { path: p.trim().to_string(), value: v.to_string() }),
-            _ => Err(format!("`{s}` is not PATH=VALUE (like nvidia.driver=580.65.06)")),
-        }
-    }
-}
-
-impl Host {
-    /// This host with `settings` applied in order, validated as a host
-    /// description is. A value replacing a string stays text; otherwise it
-    /// is read as JSON when it parses as JSON.
-    ///
-    /// # Errors
-    /// `PATH: …` for a path that does not exist or crosses a `null`, or a
-    /// host that the change makes invalid (with its JSON path).
-    pub fn with_settings(&self, settings: &[Setting]) -> Result<Host, String> {
-        let mut doc = serde_json::to_value(self).expect("a host always serializes");
-        for s in settings {
-            let slot = pointer_mut(&mut doc, &s.path)?;
-            *slot = match slot {
-                serde_json::Value::String(_) => serde_json::Value::String(s.value.clone()),
-                _ => serde_json::from_str(&s.value).unwrap_or_else(|_| serde_json::Value::String(s.value.clone())),
-            };
-        }
-        Host::from_json(&doc.to_string()).map_err(|e| e.to_string())
-    }
-}
-
-/// The value at a dotted path (`a.b[2].c`), created as `null` when its
-/// object lacks the last key (the host's own validation then names it).
-fn pointer_mut<'a>(doc: &'a mut serde_json::Value, path: &str) -> Result<&'a mut serde_json::Value, String> {
-    let mut at = doc;
-    let mut walked = String::new();
-    for part in path.split('.') {
-        let (key, index) = match part.split_once('[') {
-            Some((k, rest)) => {
-                let i = rest.strip_suffix(']').and_then(|n| n.parse::<usize>().ok());
-                (k, Some(i.ok_or_else(|| format!("{path}: `{part}` is not KEY[INDEX]"))?))
-            }
-            None => (part, None),
-        };
-        walked = if walked.is_empty() { key.to_string() } else { format!("{walked}.{key}") };
-        let obj = at
-            .as_object_mut()
-            .ok_or_else(|| format!("{path}: `{walked}` is inside something that is not an object"))?;
-        at = obj.entry(key.to_string()).or_insert(serde_json::Value::Null);
-        if let Some(i) = index {
-            let len = at.as_array().map_or(0, Vec::len);
-            let list = at.as_array_mut().ok_or_else(|| format!("{path}: `{walked}` is not a list"))?;
-            at = list.get_mut(i).ok_or_else(|| format!("{path}: `{walked}` has {len} entries, not {}", i + 1))?;
-            walked.push_str(&format!("[{i}]"));
-        }
-        if at.is_null() && walked != path {
-            return Err(format!("{path}: `{walked}` is null on this host"));
-        }
-    }
-    Ok(at)
-}
-
-#[cfg(test)]
-mod setting_tests {
-    use super::*;
-
-    fn v100() -> Host {
-        Host::from_json(include_str!("../matrix/hosts/v100.json")).unwrap()
-    }
-
-    #[test]
-    fn settings_change_the_host_or_say_why_not() {
-        let h = v100().with_settings(&[Setting::parse("nvidia.driver=580.65.06").unwrap()]).unwrap();
-        assert_eq!(h.driver().unwrap().to_string(), "580.65.06");
-        let h = v100().with_settings(&[Setting::parse("nvidia.gpus[0].compute_capability=9.0").unwrap()]).unwrap();
-        assert_eq!(h.min_compute_capability().unwrap().to_string(), "9.0");
-        let e = v100().with_settings(&[Setting::parse("nvidia.drvier=580").unwrap()]).unwrap_err();
-        assert!(e.contains("unknown field `drvier`"), "{e}");
-        let e = v100().with_settings(&[Setting::parse("nvidia.gpus[3].name=x").unwrap()]).unwrap_err();
-        assert!(e.contains("has 1 entries, not 4"), "{e}");
-        assert!(Setting::parse("no-equals").is_err());
     }
 }
