@@ -13,8 +13,7 @@ use llmgw::system::real::{RealSystem, Reporter};
 
 use super::input::{self, Failure};
 
-/// Where engines are installed on a node unless `--engines-dir` says otherwise.
-pub const DEFAULT_ENGINES_DIR: &str = "/opt/llmgw/engines";
+pub use llmgw::discover::DEFAULT_ENGINES_DIR;
 
 /// Seconds to connect to a publisher, and to wait for each read of an answer.
 const CONNECT_SECS: u64 = 10;

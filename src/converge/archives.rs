@@ -5,13 +5,14 @@
 
 use super::failure::BuildFailure;
 use super::record::{Built, Paths};
-use crate::recipe::{Build, Engine};
+use crate::recipe::{Build, Engine, Source};
 use crate::release::ReleaseSource;
 use crate::release::download::fetch_unpack_verified;
 use crate::system::{FetchJob, System};
 
-/// Fetches, verifies and unpacks `assets` of release `tag` of `repo` (a
-/// build of `engine`, from `source`) into the staging tree of `paths`.
+/// Fetches, verifies and unpacks the assets of `build` (of `engine`, from
+/// `source`) into the staging tree of `paths`; a build of another source
+/// has nothing to fetch here.
 ///
 /// # Errors
 /// The first failure: the release or an asset missing, a download failing,
@@ -21,10 +22,12 @@ pub(super) fn fetch_and_unpack(
     source: &mut ReleaseSource,
     engine: Engine,
     build: &Build,
-    release: (&str, &str),
-    assets: &[String],
     paths: &Paths,
 ) -> Result<Built, BuildFailure> {
+    let Source::Archives { repo, tag, assets } = &build.source else {
+        return Ok(Built { files: vec![], assets: vec![], depends_on: vec![] });
+    };
+    let release = (repo.as_str(), tag.as_str());
     // Every asset's digest was seen before anything was installed for the
     // build (Installer::install_build); the download checks it again.
     let mut wanted = Vec::new();

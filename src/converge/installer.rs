@@ -314,8 +314,8 @@ impl<'a> Installer<'a> {
         self.sys.create_dir_all(&paths.downloads())?;
         let tree = paths.tree();
         let built = match &build.source {
-            Source::Archives { repo, tag, assets } => {
-                archives::fetch_and_unpack(self.sys, &mut self.source, want.engine, build, (repo, tag), assets, paths)?
+            Source::Archives { .. } => {
+                archives::fetch_and_unpack(self.sys, &mut self.source, want.engine, build, paths)?
             }
             Source::Python(env) => {
                 let requirements = self.requirements(build)?;
@@ -328,15 +328,8 @@ impl<'a> Installer<'a> {
                             detail: "a Python environment is made by uv".into(),
                         },
                     )?;
-                let mut built = python::create_env(
-                    self.sys,
-                    self.cfg,
-                    &mut self.source,
-                    env,
-                    &build.binary,
-                    paths,
-                    Path::new(&uv),
-                )?;
+                let mut built =
+                    python::create_env(self.sys, self.cfg, &mut self.source, (build, env), paths, Path::new(&uv))?;
                 built.depends_on = requirements
                     .iter()
                     .map(|r| format!("{} {} {}", r.engine, r.version, r.variant.as_deref().unwrap_or("")))

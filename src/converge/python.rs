@@ -39,11 +39,11 @@ pub(super) fn create_env(
     sys: &mut dyn System,
     cfg: &Config,
     source: &mut ReleaseSource,
-    env: &PythonEnv,
-    binary: &str,
+    (build, env): (&Build, &PythonEnv),
     paths: &Paths,
     uv: &Path,
 ) -> Result<Built, BuildFailure> {
+    let binary = build.binary.as_str();
     let mut dependencies = env.requirements.clone();
     let mut assets = Vec::new();
     if let Some(w) = &env.wheel {
