@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             || tempfile::tempdir().expect("a temporary directory"),
             |dir| {
-                let job = FetchJob { url: url.clone(), into: dir.path().to_path_buf() };
+                let job = FetchJob { url: url.clone(), into: dir.path().to_path_buf(), size: None };
                 let fetched = local.fetch_unpack(&[job], &|_, _, _| {}).pop().expect("one result");
                 let fetched = fetched.expect("the download succeeds");
                 assert!(fetched.unpacked.is_ok(), "{:?}", fetched.unpacked);

@@ -26,3 +26,4 @@ pub mod retry;
 pub mod sim;
 pub mod strict_json;
 pub mod system;
+pub mod text;

@@ -83,15 +83,22 @@ pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<
     attempts(sys, what, "asking again", None, |sys| sys.http_get(url, accept), again)
 }
 
-/// Downloads `url` to `dest` as [`System::download`] does, starting over
+/// Downloads `url` to `dest` (at most `size` bytes, when declared) as
+/// [`System::download`] does, starting over
 /// after a transient status or a broken connection.
 ///
 /// # Errors
 /// The last [`SysError`], with `(after N attempts)` when it was retried.
-pub fn download(sys: &mut dyn System, what: &str, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+pub fn download(
+    sys: &mut dyn System,
+    what: &str,
+    url: &str,
+    dest: &Path,
+    size: Option<u64>,
+) -> Result<Downloaded, SysError> {
     let once = |sys: &mut dyn System| {
         sys.remove(dest)?;
-        sys.download(url, dest)
+        sys.download(url, dest, size)
     };
     attempts(sys, what, "downloading again", None, once, failed_transiently)
 }

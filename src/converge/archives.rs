@@ -33,7 +33,8 @@ pub(super) fn fetch_and_unpack(
     let mut wanted = Vec::new();
     for (i, name) in assets.iter().enumerate() {
         let asset = source.asset(sys, engine, &build.version, release, name)?;
-        let job = FetchJob { url: asset.browser_download_url.clone(), into: paths.unpacked(i) };
+        let size = (asset.size > 0).then_some(asset.size);
+        let job = FetchJob { url: asset.browser_download_url.clone(), into: paths.unpacked(i), size };
         wanted.push((asset, job));
     }
     for (_, job) in &wanted {

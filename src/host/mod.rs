@@ -112,13 +112,12 @@ pub struct Os {
     pub package_family: PackageFamily,
     /// The C library kind.
     pub libc: Libc,
-    /// glibc version `major.minor` (`2.35`); `null` on a musl system.
-    /// Required, even when `null`.
-    #[serde(deserialize_with = "Option::deserialize")]
+    /// glibc version `major.minor` (`2.35`); `null` (or absent) on a musl system.
+    #[serde(default)]
     pub glibc: Option<DottedVersion>,
     /// The newest `GLIBCXX_3.4.N` the system libstdc++ provides, as `3.4.N`;
-    /// `null` where there is no libstdc++. Required, even when `null`.
-    #[serde(deserialize_with = "Option::deserialize")]
+    /// `null` (or absent) where there is no libstdc++.
+    #[serde(default)]
     pub glibcxx: Option<DottedVersion>,
 }
 
@@ -253,19 +252,8 @@ impl Host {
         if self.name.trim().is_empty() {
             return Err(invalid("name", "must say what the machine is"));
         }
-        let printable = |path: &str, text: &str| {
-            if text.chars().any(char::is_control) {
-                return Err(invalid(
-                    path,
-                    "contains control characters (a newline, an escape); reports print it as it is",
-                ));
-            }
-            Ok(())
-        };
-        printable("name", &self.name)?;
-        printable("cpu.model", &self.cpu.model)?;
-        printable("os.id", &self.os.id)?;
-        printable("os.version", &self.os.version)?;
+        // Every string was checked by the one rule for text from files
+        // when the document was read (crate::strict_json, crate::text).
         if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
             return Err(invalid("os.glibc", "a glibc system must give its glibc version (like \"2.35\")"));
         }
@@ -273,6 +261,11 @@ impl Host {
             && (g.parts().len() != 2 || g.parts()[0] != 2)
         {
             return Err(invalid("os.glibc", &format!("`{g}` is not a glibc version like \"2.35\"")));
+        }
+        if let Some(g) = &self.os.glibcxx
+            && (g.parts().len() != 3 || g.parts()[..2] != [3, 4])
+        {
+            return Err(invalid("os.glibcxx", &format!("`{g}` is not a GLIBCXX version like \"3.4.30\"")));
         }
         if self.os.libc == Libc::Musl && self.os.glibc.is_some() {
             return Err(invalid("os.glibc", "a musl system has no glibc; use null"));
@@ -285,7 +278,6 @@ impl Host {
                 if g.name.trim().is_empty() {
                     return Err(invalid(&format!("nvidia.gpus[{i}].name"), "is empty"));
                 }
-                printable(&format!("nvidia.gpus[{i}].name"), &g.name)?;
             }
         }
         Ok(())
@@ -339,9 +331,24 @@ mod tests {
 
     #[test]
     fn missing_field_is_named_with_its_path() {
-        let text = V100.replace("\"glibcxx\": \"3.4.30\"", "\"x_unused\": null").replace(", \"x_unused\": null", "");
+        let text = V100.replace("\"package_family\": \"deb\", ", "");
         let e = Host::from_json(&text).unwrap_err().to_string();
-        assert_eq!(e, "os: missing field `glibcxx`");
+        assert_eq!(e, "os: missing field `package_family`");
+    }
+
+    #[test]
+    fn a_musl_host_needs_no_glibc_key_and_glibcxx_is_checked() {
+        let musl = V100
+            .replace("\"libc\": \"glibc\", \"glibc\": \"2.35\", \"glibcxx\": \"3.4.30\"", "\"libc\": \"musl\"")
+            .replace("\"package_family\": \"deb\"", "\"package_family\": \"apk\"");
+        let h = Host::from_json(&musl).unwrap();
+        assert_eq!((h.os.glibc, h.os.glibcxx), (None, None));
+        let e = Host::from_json(&V100.replace("\"glibc\": \"2.35\", ", "")).unwrap_err().to_string();
+        assert!(e.starts_with("os.glibc: a glibc system must give its glibc version"), "{e}");
+        for bad in ["3.4", "1", "4.0.0"] {
+            let e = Host::from_json(&V100.replace("\"3.4.30\"", &format!("\"{bad}\""))).unwrap_err().to_string();
+            assert!(e.starts_with("os.glibcxx: "), "{bad}: {e}");
+        }
     }
 
     #[test]
@@ -394,7 +401,7 @@ mod tests {
     #[test]
     fn control_characters_in_names_are_refused() {
         let e = Host::from_json(&V100.replace("\"name\": \"v100\"", "\"name\": \"v100\\u001b[31m\"")).unwrap_err();
-        assert!(e.to_string().starts_with("name: contains control characters"), "{e}");
+        assert!(e.to_string().starts_with("name: the text holds a control character"), "{e}");
     }
 
     #[test]

@@ -28,8 +28,9 @@ impl Setting {
 
 impl Host {
     /// This host with `settings` applied in order, validated as a host
-    /// description is. A value replacing a string stays text; otherwise it
-    /// is read as JSON when it parses as JSON.
+    /// description is. `null` is null wherever it is set; otherwise a value
+    /// replacing a string stays text, and any other value is read as JSON
+    /// when it parses as JSON.
     ///
     /// # Errors
     /// `PATH: …` for a path that does not exist or crosses a `null`, or a
@@ -39,6 +40,7 @@ impl Host {
         for s in settings {
             let slot = pointer_mut(&mut doc, &s.path)?;
             *slot = match slot {
+                _ if s.value.trim() == "null" => serde_json::Value::Null,
                 serde_json::Value::String(_) => serde_json::Value::String(s.value.clone()),
                 _ => serde_json::from_str(&s.value).unwrap_or_else(|_| serde_json::Value::String(s.value.clone())),
             };
@@ -64,6 +66,9 @@ fn pointer_mut<'a>(doc: &'a mut serde_json::Value, path: &str) -> Result<&'a mut
         let obj = at
             .as_object_mut()
             .ok_or_else(|| format!("{path}: `{walked}` is inside something that is not an object"))?;
+        if !obj.contains_key(key) && walked != path {
+            return Err(format!("{path}: unknown field `{key}`: no such field at `{walked}` of a host description"));
+        }
         at = obj.entry(key.to_string()).or_insert(serde_json::Value::Null);
         if let Some(i) = index {
             let len = at.as_array().map_or(0, Vec::len);
@@ -97,5 +102,17 @@ mod tests {
         let e = v100().with_settings(&[Setting::parse("nvidia.gpus[3].name=x").unwrap()]).unwrap_err();
         assert!(e.contains("has 1 entries, not 4"), "{e}");
         assert!(Setting::parse("no-equals").is_err());
+        let e = v100().with_settings(&[Setting::parse("a.b.c=1").unwrap()]).unwrap_err();
+        assert_eq!(e, "a.b.c: unknown field `a`: no such field at `a` of a host description");
+        let nulls = [Setting::parse("os.glibcxx=null").unwrap()];
+        assert_eq!(v100().with_settings(&nulls).unwrap().os.glibcxx, None);
+        let e = v100().with_settings(&[Setting::parse("os.glibc=null").unwrap()]).unwrap_err();
+        assert!(e.starts_with("os.glibc: a glibc system must give its glibc version"), "{e}");
+        let musl = [
+            Setting::parse("os.libc=musl").unwrap(),
+            Setting::parse("os.glibc=null").unwrap(),
+            Setting::parse("os.glibcxx=null").unwrap(),
+        ];
+        assert_eq!(v100().with_settings(&musl).unwrap().os.glibc, None);
     }
 }

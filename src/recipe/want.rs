@@ -55,6 +55,21 @@ impl Engine {
     /// # Errors
     /// A sentence saying what form was expected.
     pub fn check_version(self, version: &str) -> Result<(), String> {
+        if version.len() > MAX_VERSION_BYTES {
+            let start: String = version.chars().take(16).collect();
+            return Err(format!(
+                "version `{}…` of {self} is {} bytes long; versions are at most {MAX_VERSION_BYTES}",
+                crate::text::for_terminal(&start),
+                version.len()
+            ));
+        }
+        if let Some(c) = version.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '.')) {
+            return Err(format!(
+                "version `{}` of {self} holds `{}`; versions are letters, digits and dots",
+                crate::text::for_terminal(version),
+                crate::text::for_terminal(c.encode_utf8(&mut [0; 4]))
+            ));
+        }
         let ok = match self {
             Engine::LlamaCpp => {
                 version.len() > 1 && version.starts_with('b') && version[1..].bytes().all(|c| c.is_ascii_digit())
@@ -70,6 +85,10 @@ impl Engine {
         })
     }
 }
+
+/// The longest version a want may name, in bytes: real ones are a dozen
+/// (`0.5.5.post1`, `b11459`); a long one would become a file name too long.
+pub const MAX_VERSION_BYTES: usize = 64;
 
 /// Whether `v` is a version as the Python publishers tag them: a PEP 440
 /// version (checked by `pep440_rs`) of at least two dotted numbers, without
@@ -227,7 +246,7 @@ pub fn is_sha256_hex(hex: &str) -> bool {
 /// # Errors
 /// A sentence saying what is wrong, to follow the URL: "has no host".
 pub fn check_http_url(url: &str) -> Result<(), String> {
-    let Some((scheme, rest)) = url.split_once("://") else {
+    let Some((scheme, _)) = url.split_once("://") else {
         return Err("is not an http:// or https:// URL".into());
     };
     if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
@@ -236,16 +255,19 @@ pub fn check_http_url(url: &str) -> Result<(), String> {
     if url.contains(char::is_whitespace) {
         return Err("contains white space".into());
     }
-    if url.contains('?') {
+    // Parsed whole, as the HTTP client will: a bad port, an unclosed
+    // bracket or a bad escape is refused here, not after five retries.
+    let parsed = url::Url::parse(url).map_err(|e| match e {
+        url::ParseError::EmptyHost => "has no host".to_string(),
+        e => format!("is not a valid URL: {e}"),
+    })?;
+    if parsed.query().is_some() || url.contains('?') {
         return Err("has a query string, which is not supported: asset paths are appended to the URL".into());
     }
-    if url.contains('#') {
+    if parsed.fragment().is_some() || url.contains('#') {
         return Err("has a fragment (#), which is not supported: asset paths are appended to the URL".into());
     }
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = authority.rsplit('@').next().unwrap_or_default();
-    let host = if host.starts_with('[') { host } else { host.split(':').next().unwrap_or_default() };
-    if host.is_empty() {
+    if parsed.host_str().is_none_or(str::is_empty) {
         return Err("has no host".into());
     }
     Ok(())
@@ -335,9 +357,35 @@ mod tests {
     #[case("uv@0.1....", "not a dotted version")]
     #[case("uv@1", "not a dotted version")]
     #[case("llama.cpp@b10850:rocm", "has no variant `rocm`")]
+    #[case("uv@0.12.20\n", "version `0.12.20\\u{000a}` of uv holds `\\u{000a}`; versions are letters, digits and dots")]
+    #[case("uv@ 0.12.20", "holds ` `")]
+    #[case("vllm@0.20.1\u{202e}", "holds `\\u{202e}`")]
     fn refuses_bad_wants(#[case] s: &str, #[case] says: &str) {
         let e = Want::parse(s).unwrap_err();
         assert!(e.contains(says), "{s}: {e}");
+    }
+
+    #[test]
+    fn urls_are_parsed_whole_where_they_enter() {
+        for (url, says) in [
+            ("http://h:99999/x", "is not a valid URL: invalid port number"),
+            ("http://[::1/x", "is not a valid URL: invalid IPv6 address"),
+            ("http://%zz/", "is not a valid URL"),
+            ("ftp://h/x", "has the scheme `ftp`"),
+            ("http://", "has no host"),
+            ("http://h/x?a=1", "has a query string"),
+        ] {
+            let e = check_http_url(url).unwrap_err();
+            assert!(e.starts_with(says), "{url}: {e}");
+        }
+        assert!(check_http_url("HTTPS://mirror.internal:8443/llmgw").is_ok());
+    }
+
+    #[test]
+    fn a_version_too_long_to_be_a_file_name_is_refused() {
+        let long = format!("llama.cpp@b{}", "1".repeat(5000));
+        let e = Want::parse(&long).unwrap_err();
+        assert_eq!(e, "version `b111111111111111…` of llama.cpp is 5001 bytes long; versions are at most 64");
     }
 
     #[test]

@@ -76,7 +76,8 @@ fn from_where(from: &DigestFrom) -> String {
 /// [`VerifyError`]: no digest, the download failing, or digests that differ twice.
 pub fn download_verified(sys: &mut dyn System, asset: &Asset, dest: &Path) -> Result<AssetDigest, VerifyError> {
     verified_twice(sys, asset, None::<()>, |sys, _| {
-        let got = crate::retry::download(sys, &asset.name, &asset.browser_download_url, dest)
+        let size = (asset.size > 0).then_some(asset.size);
+        let got = crate::retry::download(sys, &asset.name, &asset.browser_download_url, dest, size)
             .map_err(|error| download_failed(asset, error))?;
         Ok((got.bytes, got.sha256, ()))
     })

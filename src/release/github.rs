@@ -161,11 +161,23 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
         }
     }
     let de = &mut serde_json::Deserializer::from_slice(&resp.body);
-    serde_path_to_error::deserialize(de).map_err(|e| ReleaseError::Malformed {
-        repo: repo_s,
-        tag: tag_s,
+    let release: Release = serde_path_to_error::deserialize(de).map_err(|e| ReleaseError::Malformed {
+        repo: repo_s.clone(),
+        tag: tag_s.clone(),
         message: format!("{}: {}", e.path(), e.inner()),
-    })
+    })?;
+    // Every download URL parsed where it enters: a `file://`, `ftp://` or
+    // relative one is the publisher's answer, refused now, never retried.
+    for (i, a) in release.assets.iter().enumerate() {
+        if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url) {
+            return Err(ReleaseError::Malformed {
+                repo: repo_s,
+                tag: tag_s,
+                message: format!("assets[{i}].browser_download_url: `{}` {why}", a.browser_download_url),
+            });
+        }
+    }
+    Ok(release)
 }
 
 impl Release {

@@ -9,7 +9,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -54,6 +54,57 @@ impl Read for Chunks {
         buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
         self.at += n;
         Ok(n)
+    }
+}
+
+/// The most a document may be (release metadata, an index page), in bytes:
+/// llama.cpp's release JSON with its 36 assets is about 60 KB.
+pub const MAX_DOCUMENT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most a download nobody declared the size of may be, in bytes: the
+/// unpacker's own bound ([`archive::Limits`]).
+pub const MAX_UNDECLARED_BYTES: u64 = 16 * 1024 * 1024 * 1024;
+
+/// A download's deadline: this long at least, in seconds ...
+pub const MIN_DEADLINE_SECS: u64 = 300;
+/// ... and as long as its size takes at this rate, in bytes per second (a
+/// quarter of a megabyte: a node slower than that is better told so).
+pub const MIN_BYTES_PER_SEC: u64 = 256 * 1024;
+
+/// What a body may still be: bytes and time.
+struct Budget {
+    limit: u64,
+    why: &'static str,
+    started: Instant,
+    deadline_secs: u64,
+    read: u64,
+}
+
+impl Budget {
+    /// The budget of a body of `size` bytes, or of an undeclared one.
+    fn for_download(size: Option<u64>) -> Budget {
+        let (limit, why) = match size {
+            Some(n) => (n, "the size the publisher declared"),
+            None => (MAX_UNDECLARED_BYTES, "the most an undeclared download may be"),
+        };
+        Budget::new(limit, why, MIN_DEADLINE_SECS.max(limit / MIN_BYTES_PER_SEC))
+    }
+
+    fn new(limit: u64, why: &'static str, deadline_secs: u64) -> Budget {
+        Budget { limit, why, started: Instant::now(), deadline_secs, read: 0 }
+    }
+
+    /// Counts `n` more bytes read.
+    fn spend(&mut self, n: usize) -> Result<(), SysError> {
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(SysError::TooLong { limit: self.limit, why: self.why });
+        }
+        if self.started.elapsed() > Duration::from_secs(self.deadline_secs) {
+            let min_rate = self.limit / self.deadline_secs.max(1);
+            return Err(SysError::TooSlow { secs: self.deadline_secs, min_rate });
+        }
+        Ok(())
     }
 }
 
@@ -125,13 +176,24 @@ impl Http {
         let resp = self.get(url, accept)?;
         let status = resp.status().as_u16();
         let wait = wait_of(resp.headers());
-        let body = resp.bytes().map_err(network)?.to_vec();
+        let mut budget = Budget::new(MAX_DOCUMENT_BYTES, "more than release metadata ever is", MIN_DEADLINE_SECS);
+        let mut body = Vec::new();
+        let mut resp = resp;
+        loop {
+            let mut chunk = Vec::with_capacity(64 * 1024);
+            let n = resp.by_ref().take(64 * 1024).read_to_end(&mut chunk).map_err(|e| broke_off(&e))?;
+            if n == 0 {
+                break;
+            }
+            budget.spend(n)?;
+            body.extend_from_slice(&chunk);
+        }
         Ok(HttpResponse { status, body, wait })
     }
 
     /// See [`super::System::download`].
-    pub fn download(&self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
-        self.download_reporting(url, dest, &mut |_, _| {})
+    pub fn download(&self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {
+        self.download_reporting(url, dest, size, &mut |_, _| {})
     }
 
     /// As [`Http::download`], calling `progress(bytes so far, total bytes
@@ -143,8 +205,10 @@ impl Http {
         &self,
         url: &str,
         dest: &Path,
+        size: Option<u64>,
         progress: &mut dyn FnMut(u64, Option<u64>),
     ) -> Result<Downloaded, SysError> {
+        let mut budget = Budget::for_download(size);
         let mut resp = self.body(url)?;
         let total = resp.content_length();
         let mut out = fs::OpenOptions::new()
@@ -156,10 +220,11 @@ impl Http {
         let mut buf = vec![0u8; 256 * 1024];
         let mut bytes = 0u64;
         loop {
-            let n = resp.read(&mut buf).map_err(|e| SysError::Network(format!("the download broke off: {e}")))?;
+            let n = resp.read(&mut buf).map_err(|e| broke_off(&e))?;
             if n == 0 {
                 break;
             }
+            budget.spend(n)?;
             hasher.update(&buf[..n]);
             out.write_all(&buf[..n]).map_err(|e| SysError::io("write", dest, &e))?;
             bytes += n as u64;
@@ -212,6 +277,7 @@ impl Http {
     /// does not grow with the archive). When unpacking stops early, the
     /// rest of the body is still read and hashed.
     fn fetch_unpack_one(&self, job: &FetchJob, progress: &dyn Fn(u64, Option<u64>)) -> Result<Fetched, SysError> {
+        let mut budget = Budget::for_download(job.size);
         let mut resp = self.body(&job.url)?;
         let total = resp.content_length();
         std::thread::scope(|s| {
@@ -232,8 +298,11 @@ impl Http {
                 let n = match resp.by_ref().take(CHUNK_BYTES as u64).read_to_end(&mut buf) {
                     Ok(0) => break Ok(()),
                     Ok(n) => n,
-                    Err(e) => break Err(SysError::Network(format!("the download broke off: {e}"))),
+                    Err(e) => break Err(broke_off(&e)),
                 };
+                if let Err(e) = budget.spend(n) {
+                    break Err(e);
+                }
                 hasher.update(&buf);
                 bytes += n as u64;
                 progress(bytes, total);
@@ -250,9 +319,19 @@ impl Http {
     }
 }
 
+/// A body that stopped arriving: the connection broke, or a read timed out.
+fn broke_off(e: &std::io::Error) -> SysError {
+    SysError::Network(format!("the download broke off: {e}"))
+}
+
 fn network(e: reqwest::Error) -> SysError {
     if e.is_redirect() {
         return SysError::TooManyRedirects;
+    }
+    if e.is_builder() {
+        let e = e.without_url();
+        let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
+        return SysError::Request(why);
     }
     let e = e.without_url();
     let mut msg = e.to_string();

@@ -145,6 +145,10 @@ pub struct FetchJob {
     pub url: String,
     /// The existing, empty directory it unpacks into.
     pub into: PathBuf,
+    /// The body's size as its publisher declared it, in bytes: a body that
+    /// goes on past it is cut there and refused. `None` when nobody
+    /// declared one (an offline mirror's asset).
+    pub size: Option<u64>,
 }
 
 /// What one pass over an archive's bytes gave: the body's size and digest,
@@ -190,6 +194,28 @@ pub enum SysError {
     /// The connection failed or broke off (refused, reset, timed out, cut short).
     #[error("{0}")]
     Network(String),
+    /// A body went on past what it may be: the size its publisher declared
+    /// for an asset, or what a document (release metadata) ever is.
+    #[error("the answer goes on past {limit} bytes, {why}; it was cut there")]
+    TooLong {
+        /// The most it may be, in bytes.
+        limit: u64,
+        /// Why that is the most: `the size the publisher declared`.
+        why: &'static str,
+    },
+    /// A download took longer than its deadline: the rate below which a
+    /// body counts as stalled, however steadily it trickles.
+    #[error("the download took longer than {secs} s, its deadline (at least {min_rate} bytes a second)")]
+    TooSlow {
+        /// The deadline, in seconds.
+        secs: u64,
+        /// The average rate it stands for, in bytes per second.
+        min_rate: u64,
+    },
+    /// The request cannot be made at all (a URL the client refuses, a
+    /// scheme it does not speak): asking again cannot help.
+    #[error("the request cannot be made: {0}")]
+    Request(String),
     /// The server sent the request round more redirects than llmgw follows
     /// (10): a loop, not worth asking again.
     #[error("the server redirected more than 10 times (a redirect loop)")]
@@ -253,9 +279,10 @@ pub trait System {
     }
 
     /// Downloads `url` to the new file `dest`, following redirects, hashing
-    /// with sha256 on the way. An HTTP error status is [`SysError::Http`].
-    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
-        self.effects().http.download(url, dest)
+    /// with sha256 on the way; a body longer than `size` bytes (when given)
+    /// is [`SysError::TooLong`]. An HTTP error status is [`SysError::Http`].
+    fn download(&mut self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {
+        self.effects().http.download(url, dest, size)
     }
 
     /// Downloads and unpacks each `.tar.gz` of `jobs` in one pass over its

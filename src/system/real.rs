@@ -68,11 +68,12 @@ impl System for RealSystem {
         &self.effects
     }
 
-    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+    fn download(&mut self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {
         let name = dest.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         self.reporter.start(&name, None);
         let reporter = &mut self.reporter;
-        let result = self.effects.http.download_reporting(url, dest, &mut |done, total| reporter.advance(done, total));
+        let result =
+            self.effects.http.download_reporting(url, dest, size, &mut |done, total| reporter.advance(done, total));
         self.reporter.finish();
         result
     }

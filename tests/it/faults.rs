@@ -231,3 +231,32 @@ fn a_redirect_loop_fails_at_once_without_asking_again() {
     assert_eq!(sim.system().clock(), SIM_EPOCH, "no backoff");
     assert_nothing_half_installed(&sim, false);
 }
+
+#[test]
+fn a_body_that_never_ends_is_cut_at_its_declared_size_and_not_asked_again() {
+    let (sim, s) = llama(&scenario("download-endless-body"));
+    assert_eq!(s.state, State::Failed);
+    let vulkan = &s.attempts[0];
+    assert!(
+        vulkan.reason.starts_with("downloading llama-b10850-bin-ubuntu-vulkan-x64.tar.gz: the answer goes on past ")
+            && vulkan.reason.contains(" bytes, the size the publisher declared; it was cut there"),
+        "{}",
+        vulkan.reason
+    );
+    let asked = requests_to(&sim, "github-production-release-asset");
+    assert_eq!(asked, 1, "a body too long is the server's doing: not asked again");
+    assert_eq!(sim.system().clock(), SIM_EPOCH, "no backoff");
+}
+
+#[test]
+fn release_metadata_that_never_ends_is_cut_at_8_mib() {
+    let mut sim = Simulation::with_catalog(super::host("v100.json"), &scenario("github-endless-metadata")).unwrap();
+    let s = sim.converge(&[Want::parse("uv@0.12.20").unwrap()]).engines.remove(0);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.detail.contains("release `0.12.20` of astral-sh/uv: the answer goes on past 8388608 bytes"),
+        "{}",
+        s.detail
+    );
+    assert_eq!(requests_to(&sim, "/releases/tags/0.12.20"), 1, "not asked again");
+}

@@ -222,3 +222,11 @@ fn reliability_report() {
     assert_eq!(hostile_refused, kinds.len());
     assert!(crash_points >= 20, "a whole node's installation has many changes: {crash_points}");
 }
+
+#[test]
+fn every_scenario_file_is_embedded_by_its_name() {
+    let on_disk: Vec<String> = scenarios().into_iter().map(|(name, _)| name).collect();
+    let embedded: Vec<String> =
+        llmgw::sim::truth::embedded::SCENARIOS.iter().map(|(name, _)| name.to_string()).collect();
+    assert_eq!(on_disk, embedded, "add each file of mocks/scenarios/ to SCENARIOS (src/sim/truth/embedded.rs)");
+}

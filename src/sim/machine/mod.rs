@@ -131,9 +131,9 @@ impl System for SimSystem {
         &self.effects
     }
 
-    fn download(&mut self, url: &str, dest: &Path) -> Result<Downloaded, SysError> {
+    fn download(&mut self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {
         self.change();
-        let got = self.effects.http.download(url, dest)?;
+        let got = self.effects.http.download(url, dest, size)?;
         self.wrote(got.bytes, dest)?;
         Ok(got)
     }

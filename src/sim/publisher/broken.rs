@@ -1,12 +1,13 @@
-//! A download host whose answers break off mid-body: the faults
-//! [`BodyFault::CutShort`] and [`BodyFault::Reset`], which the mock library
-//! cannot serve (its bodies are whole). The fake server answers a faulty
-//! request with a redirect here.
+//! A download host whose answers break off mid-body or never end: the
+//! faults [`BodyFault::CutShort`], [`BodyFault::Reset`] and
+//! [`BodyFault::Endless`], which the mock library cannot serve (its bodies
+//! are whole). The fake server answers a faulty request with a redirect here.
 //!
 //! It is hyper serving one route per body: `200`, a `Content-Length` for the
 //! whole body, the first half, then the body fails and hyper drops the
 //! connection. For a reset the socket lingers zero seconds, so the kernel
-//! sends a TCP RST instead of a FIN.
+//! sends a TCP RST instead of a FIN. An endless body has no length: the
+//! whole body, then zeros for as long as the client reads.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -99,6 +100,10 @@ async fn serve(listener: tokio::net::TcpListener, bodies: Arc<Vec<Broken>>, rese
                     .and_then(|i| bodies.get(i).cloned());
                 async move {
                     let resp = match broken {
+                        Some(b) if b.kind == BodyFault::Endless => hyper::Response::builder()
+                            .header("content-type", "application/octet-stream")
+                            .body(HalfBody::endless(&b))
+                            .expect("a valid response"),
                         Some(b) => hyper::Response::builder()
                             .header("content-type", "application/octet-stream")
                             .header("content-length", b.whole.len())
@@ -115,12 +120,17 @@ async fn serve(listener: tokio::net::TcpListener, bodies: Arc<Vec<Broken>>, rese
     }
 }
 
-/// A body that yields the first half of its bytes (none for a reset), then fails.
+/// A body that yields the first half of its bytes (none for a reset), then
+/// fails; or, endless, all of them and then zeros for ever.
 struct HalfBody {
     part: Option<Bytes>,
     announced: u64,
     failed: bool,
+    endless: bool,
 }
+
+/// Zeros an endless body goes on with, a chunk at a time.
+const ZEROS: &[u8] = &[0; 64 * 1024];
 
 impl HalfBody {
     fn new(b: &Broken) -> HalfBody {
@@ -128,11 +138,15 @@ impl HalfBody {
             BodyFault::Reset => b.whole.slice(..b.whole.len().min(1)),
             _ => b.whole.slice(..b.whole.len() / 2),
         };
-        HalfBody { part: Some(part), announced: b.whole.len() as u64, failed: false }
+        HalfBody { part: Some(part), announced: b.whole.len() as u64, failed: false, endless: false }
+    }
+
+    fn endless(b: &Broken) -> HalfBody {
+        HalfBody { part: Some(b.whole.clone()), announced: 0, failed: false, endless: true }
     }
 
     fn empty() -> HalfBody {
-        HalfBody { part: None, announced: 0, failed: true }
+        HalfBody { part: None, announced: 0, failed: true, endless: false }
     }
 }
 
@@ -144,6 +158,9 @@ impl Body for HalfBody {
         if let Some(part) = self.part.take() {
             return Poll::Ready(Some(Ok(Frame::data(part))));
         }
+        if self.endless {
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(ZEROS)))));
+        }
         if self.failed {
             return Poll::Ready(None);
         }
@@ -152,6 +169,9 @@ impl Body for HalfBody {
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
+        if self.endless {
+            return hyper::body::SizeHint::default();
+        }
         hyper::body::SizeHint::with_exact(self.announced)
     }
 }

@@ -46,6 +46,9 @@ pub(super) fn routes(
             (None, Some(kind @ (BodyFault::CutShort | BodyFault::Reset)), Some(whole)) => {
                 Some(broken::Broken { whole: whole.clone().into(), kind })
             }
+            (None, Some(BodyFault::Endless), whole) => {
+                Some(broken::Broken { whole: whole.clone().unwrap_or_default().into(), kind: BodyFault::Endless })
+            }
             _ => None,
         })
         .collect();
@@ -98,6 +101,7 @@ fn fault_answer<'a>(
                     whole()?;
                     redirect(broken_urls.next().ok_or("no broken body served for it")?)
                 }
+                BodyFault::Endless => redirect(broken_urls.next().ok_or("no endless body served for it")?),
                 BodyFault::OneByteChanged => {
                     let mut changed = whole()?.to_vec();
                     let mid = changed.len() / 2;

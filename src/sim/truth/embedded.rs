@@ -21,6 +21,27 @@ pub(super) const EMBEDDED_INDEXES: &[(&str, &str)] = &[
     ("mocks/pypi/pytorch-cu129.json", include_str!("../../../mocks/pypi/pytorch-cu129.json")),
 ];
 
+/// The scenarios compiled into the binary, by name (`mocks/scenarios/<name>.json`):
+/// what `--scenario NAME` takes, from any directory.
+pub const SCENARIOS: &[(&str, &str)] = &[
+    ("download-cut-short-once", include_str!("../../../mocks/scenarios/download-cut-short-once.json")),
+    ("download-endless-body", include_str!("../../../mocks/scenarios/download-endless-body.json")),
+    ("download-one-byte-changed-once", include_str!("../../../mocks/scenarios/download-one-byte-changed-once.json")),
+    ("download-redirect-loop", include_str!("../../../mocks/scenarios/download-redirect-loop.json")),
+    ("download-reset-always", include_str!("../../../mocks/scenarios/download-reset-always.json")),
+    ("download-slow-once", include_str!("../../../mocks/scenarios/download-slow-once.json")),
+    ("github-429-retry-after", include_str!("../../../mocks/scenarios/github-429-retry-after.json")),
+    ("github-500-always", include_str!("../../../mocks/scenarios/github-500-always.json")),
+    ("github-502-metadata-once", include_str!("../../../mocks/scenarios/github-502-metadata-once.json")),
+    ("github-503-twice", include_str!("../../../mocks/scenarios/github-503-twice.json")),
+    ("github-endless-metadata", include_str!("../../../mocks/scenarios/github-endless-metadata.json")),
+    ("github-rate-limit-exhausted", include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json")),
+    ("llama-cuda13-ggml-default-archs", include_str!("../../../mocks/scenarios/llama-cuda13-ggml-default-archs.json")),
+    ("machine-crash-before-rename", include_str!("../../../mocks/scenarios/machine-crash-before-rename.json")),
+    ("machine-disk-fills-up", include_str!("../../../mocks/scenarios/machine-disk-fills-up.json")),
+    ("machine-package-manager-fails", include_str!("../../../mocks/scenarios/machine-package-manager-fails.json")),
+];
+
 /// The catalog embedded from `mocks/`: every release the fake server
 /// publishes, parsed once.
 ///

@@ -99,6 +99,10 @@ pub enum BodyFault {
     Slow,
     /// A redirect to itself, for ever.
     RedirectLoop,
+    /// The whole body (an asset's; none for release metadata), then zeros
+    /// without end, with no `Content-Length`: a hostile or broken server
+    /// that never stops sending.
+    Endless,
 }
 
 /// How late a [`BodyFault::Slow`] answer comes, in seconds: past the

@@ -182,24 +182,9 @@ mod tests {
 
     #[test]
     fn the_shipped_scenarios_apply() {
-        for text in [
-            include_str!("../../../mocks/scenarios/llama-cuda13-ggml-default-archs.json"),
-            include_str!("../../../mocks/scenarios/github-503-twice.json"),
-            include_str!("../../../mocks/scenarios/github-502-metadata-once.json"),
-            include_str!("../../../mocks/scenarios/github-429-retry-after.json"),
-            include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json"),
-            include_str!("../../../mocks/scenarios/github-500-always.json"),
-            include_str!("../../../mocks/scenarios/machine-package-manager-fails.json"),
-            include_str!("../../../mocks/scenarios/machine-disk-fills-up.json"),
-            include_str!("../../../mocks/scenarios/machine-crash-before-rename.json"),
-            include_str!("../../../mocks/scenarios/download-cut-short-once.json"),
-            include_str!("../../../mocks/scenarios/download-reset-always.json"),
-            include_str!("../../../mocks/scenarios/download-one-byte-changed-once.json"),
-            include_str!("../../../mocks/scenarios/download-slow-once.json"),
-            include_str!("../../../mocks/scenarios/download-redirect-loop.json"),
-        ] {
-            let s = Scenario::from_json(text).unwrap();
-            s.apply(embedded_catalog()).unwrap();
+        for (name, text) in crate::sim::truth::embedded::SCENARIOS {
+            let s = Scenario::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            s.apply(embedded_catalog()).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
 
