@@ -15,6 +15,9 @@ use super::node::Node;
 use super::passes::{Agent, spawn};
 use super::status::PassRecord;
 
+/// The most a wants file may be, in bytes: a few hundred bytes a want.
+pub const MAX_WANTS_BYTES: u64 = 1 << 20;
+
 /// Why the agent could not run: bad input (a path), or the runtime itself.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuntimeError {
@@ -62,6 +65,7 @@ pub fn check_status_file(
     if !dir.is_dir() {
         return Err(bad(format!("is in `{}`, which is not an existing directory", dir.display())));
     }
+    crate::system::files::check_output(abs).map_err(|why| bad(why.to_string()))?;
     tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| bad(format!("cannot be written: no file can be made in `{}`: {}", dir.display(), os_error(&e))))?;
     let canonical = |p: &Path| -> PathBuf {
@@ -164,5 +168,8 @@ fn os_error(e: &std::io::Error) -> String {
 
 /// The wants file's text, or the sentence saying why it cannot be read.
 pub fn read_wants(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read the wants file `{}`: {e}", path.display()))
+    let cannot = |why: String| format!("cannot read the wants file `{}`: {why}", path.display());
+    let bytes =
+        crate::system::files::read_input(path, MAX_WANTS_BYTES, "a wants file").map_err(|e| cannot(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))
 }

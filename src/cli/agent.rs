@@ -147,7 +147,7 @@ fn simulation(host: &Path, scenario: Option<&Path>) -> Result<Simulation, Failur
 /// what the configured binaries answer now.
 fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Result<i32, Failure> {
     let last: Vec<Status> = match status_file {
-        Some(p) => match input::read_if_there("status file", p)? {
+        Some(p) => match input::read_if_there(input::STATUS, p)? {
             Some(text) => {
                 serde_json::from_str::<AgentStatus>(&text)
                     .map_err(|e| Failure::BadInput(format!("status file `{}`: {e}", p.display())))?

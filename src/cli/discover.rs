@@ -17,7 +17,8 @@ use super::output;
     llmgw discover --capture node-capture/\n  \
     llmgw discover --replay node-capture/ --output node.json")]
 pub struct Args {
-    /// Write the host description to FILE (atomically) instead of standard output.
+    /// Write the host description to FILE (atomically; `-`: standard output)
+    /// instead of standard output. A file there is replaced, a link written through.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Where engines will be installed: free disk is measured on its file
@@ -37,6 +38,10 @@ pub struct Args {
 /// --capture folder (a replay that cannot be described is the folder's
 /// fault); 3 when this machine cannot be described.
 pub fn run(args: Args) -> Result<i32, Failure> {
+    let output = args.output.as_deref().filter(|p| *p != std::path::Path::new("-"));
+    if let Some(path) = output {
+        input::output("--output", path)?;
+    }
     let found = match (&args.replay, &args.capture) {
         (Some(dir), _) => {
             let mut probe = ReplayProbe::new(dir).map_err(bad)?;
@@ -63,8 +68,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         eprintln!("llmgw: warning: {w}");
     }
     let text = format!("{}\n", serde_json::to_string_pretty(&host).expect("a host always serializes"));
-    match &args.output {
-        Some(path) => input::write_atomic(path, text.as_bytes())?,
+    match output {
+        Some(path) => input::write_output("--output", path, text.as_bytes())?,
         None => output::emit(&text)?,
     }
     Ok(EXIT_OK)

@@ -37,14 +37,45 @@ impl Failure {
     }
 }
 
-fn read(kind: &str, path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::BadInput(format!("cannot read {kind} `{}`: {e}", path.display())))
+/// A kind of file the user names, with the most it may be.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    /// In a message: `host file`.
+    pub name: &'static str,
+    /// What it is meant to be: `a host description`.
+    pub what: &'static str,
+    /// The most it may be, in bytes.
+    pub max: u64,
+}
+
+/// A host description: a few kilobytes (the 8-GPU H100's is 1.2 KB).
+pub const HOST: Kind = Kind { name: "host file", what: "a host description", max: 1 << 20 };
+/// A wants file: a few hundred bytes a want.
+pub const WANTS: Kind = Kind { name: "wants file", what: "a wants file", max: 1 << 20 };
+/// A scenario: a few kilobytes.
+pub const SCENARIO: Kind = Kind { name: "scenario file", what: "a scenario", max: 4 << 20 };
+/// The agent's configuration.
+pub const CONFIG: Kind = Kind { name: "configuration file", what: "an agent configuration", max: 1 << 20 };
+/// The agent's status file: every status of a pass.
+pub const STATUS: Kind = Kind { name: "status file", what: "an agent status file", max: 16 << 20 };
+/// The matrix's golden file: every cell.
+pub const GOLDEN: Kind = Kind { name: "golden file", what: "a golden file", max: 64 << 20 };
+/// Checksums or a bundle's manifest.
+pub const CHECKSUMS: Kind = Kind { name: "checksums file", what: "a checksums file or manifest", max: 16 << 20 };
+
+/// Reads a file the user named as `kind`: a regular file of at most
+/// `kind.max` bytes, or `-` for standard input (bounded the same), as UTF-8.
+///
+/// # Errors
+/// [`Failure::BadInput`] naming the file and what is wrong with it.
+pub fn read(kind: Kind, path: &Path) -> Result<String, Failure> {
+    read_if_there(kind, path)?
+        .ok_or_else(|| Failure::BadInput(format!("cannot read {} `{}`: it does not exist", kind.name, path.display())))
 }
 
 /// Reads and validates a host description.
 pub fn host(path: &Path) -> Result<Host, Failure> {
-    let text = read("host file", path)?;
+    let text = read(HOST, path)?;
     Host::from_json(&text).map_err(|e| Failure::BadInput(format!("host file `{}`: {e}", path.display())))
 }
 
@@ -54,7 +85,7 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
         return Err(Failure::BadInput("give wants either with --want or with --wants FILE, not both".into()));
     }
     if let Some(path) = file {
-        let text = read("wants file", path)?;
+        let text = read(WANTS, path)?;
         return WantsFile::from_json(&text)
             .map(|f| f.wants)
             .map_err(|e| Failure::BadInput(format!("wants file `{}`: {e}", path.display())));
@@ -74,39 +105,71 @@ pub fn http_url(s: &str) -> Result<String, String> {
 
 /// Reads and checks the agent's configuration file.
 pub fn agent_config(path: &Path) -> Result<llmgw::agent::AgentConfig, Failure> {
-    let text = read("configuration file", path)?;
+    let text = read(CONFIG, path)?;
     llmgw::agent::AgentConfig::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("configuration file `{}`: {e}", path.display())))
 }
 
-/// Reads a file the user named, if it is there: `None` when it does not exist.
-pub fn read_if_there(kind: &str, path: &Path) -> Result<Option<String>, Failure> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Failure::BadInput(format!("cannot read {kind} `{}`: {e}", path.display()))),
-    }
+/// As [`read`], `None` when the file does not exist.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_if_there(kind: Kind, path: &Path) -> Result<Option<String>, Failure> {
+    use llmgw::system::files::{InputError, read_input};
+    let bad = |why: String| Failure::BadInput(format!("cannot read {} `{}`: {why}", kind.name, path.display()));
+    let bytes = if path == Path::new("-") {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::io::stdin().take(kind.max + 1).read_to_end(&mut bytes).map_err(|e| bad(e.to_string()))?;
+        if bytes.len() as u64 > kind.max {
+            return Err(bad(InputError::TooLarge { max: kind.max, what: kind.what }.to_string()));
+        }
+        bytes
+    } else {
+        match read_input(path, kind.max, kind.what) {
+            Ok(b) => b,
+            Err(InputError::NotFound) => return Ok(None),
+            Err(e) => return Err(bad(e.to_string())),
+        }
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| bad(format!("it is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
 }
 
 /// The truth to simulate against: the embedded one, or a scenario's variant of it.
 pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Failure> {
     let base = llmgw::sim::truth::embedded_catalog();
     let Some(path) = scenario else { return Ok(base.clone()) };
-    let text = read("scenario file", path)?;
+    let text = read(SCENARIO, path)?;
     let s = llmgw::sim::truth::scenario::Scenario::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))?;
     s.apply(base).map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))
 }
 
-/// Writes a file the user named, atomically: a temporary beside it, renamed over it.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), Failure> {
-    use std::io::Write;
-    let fail = |e: &dyn std::fmt::Display| Failure::Internal(format!("cannot write `{}`: {e}", path.display()));
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
-    tmp.write_all(contents).and_then(|()| tmp.as_file().sync_all()).map_err(|e| fail(&e))?;
-    tmp.persist(path).map_err(|e| fail(&e.error))?;
-    Ok(())
+/// Checks an output path the user named (`flag` says which) before any
+/// work is done: its directory exists, and what is there (if anything) is a
+/// regular file or a link to one.
+///
+/// # Errors
+/// [`Failure::BadInput`] naming the flag and the path.
+pub fn output(flag: &str, path: &Path) -> Result<(), Failure> {
+    llmgw::system::files::check_output(path)
+        .map(drop)
+        .map_err(|why| Failure::BadInput(format!("{flag} `{}` {why}", path.display())))
+}
+
+/// Writes a file the user named (`flag`), atomically: a temporary beside it,
+/// renamed over it; a symbolic link written through, a file's mode kept.
+///
+/// # Errors
+/// [`Failure::BadInput`] for a path that cannot be an output;
+/// [`Failure::Internal`] when the write itself fails.
+pub fn write_output(flag: &str, path: &Path, contents: &[u8]) -> Result<(), Failure> {
+    output(flag, path)?;
+    llmgw::system::files::Files::durable()
+        .write_atomic(path, contents)
+        .map_err(|e| Failure::Internal(format!("cannot write {flag} `{}`: {e}", path.display())))
 }
 
 /// Every `*.json` host description in `dir`, by file name without `.json`.
@@ -123,6 +186,13 @@ pub fn hosts_dir(dir: &Path) -> Result<Vec<(String, Host)>, Failure> {
         .iter()
         .map(|p| {
             let id = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            // A host's id is its file's name: text from outside, one rule.
+            llmgw::text::check(&id).map_err(|why| {
+                Failure::BadInput(format!(
+                    "--hosts: the file name `{}` {why}; a host id is printed in every report",
+                    llmgw::text::for_terminal(&p.display().to_string())
+                ))
+            })?;
             host(p).map(|h| (id, h))
         })
         .collect()
@@ -130,8 +200,11 @@ pub fn hosts_dir(dir: &Path) -> Result<Vec<(String, Host)>, Failure> {
 
 /// Reads and validates the golden outcomes of the matrix.
 pub fn expected(path: &Path) -> Result<llmgw::sim::matrix::ExpectedFile, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Failure::BadInput(format!("cannot read the golden file `{}`: {e} (make it with --update)", path.display()))
+    let text = read_if_there(GOLDEN, path)?.ok_or_else(|| {
+        Failure::BadInput(format!(
+            "cannot read the golden file `{}`: it does not exist (make it with --update)",
+            path.display()
+        ))
     })?;
     llmgw::sim::matrix::ExpectedFile::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("golden file `{}`: {e}", path.display())))

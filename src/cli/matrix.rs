@@ -11,6 +11,7 @@ use llmgw::recipe::Want;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
 use llmgw::sim::default_wants;
 use llmgw::sim::matrix::{self, Cell, Difference, ExpectedFile, Shard};
+use llmgw::text;
 
 use super::input::{self, Failure};
 use super::output;
@@ -76,6 +77,9 @@ pub fn run(args: Args) -> Result<i32, Failure> {
                 .into(),
         ));
     }
+    if args.update {
+        input::output("--expected", &args.expected)?;
+    }
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
     // A change applies to the hosts it can: a driver to those with a GPU.
@@ -127,7 +131,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let old = input::expected(&args.expected).ok();
         let new = ExpectedFile::updated(&cells, old.as_ref());
         let changed = old.as_ref().map_or(new.cells.len(), |o| matrix::compare(&cells, o, true).len());
-        input::write_atomic(&args.expected, new.to_json().as_bytes())?;
+        input::write_output("--expected", &args.expected, new.to_json().as_bytes())?;
         output::emit(&format!("wrote {} cells to {} ({changed} changed)\n", new.cells.len(), args.expected.display()))?;
         return Ok(EXIT_OK);
     }
@@ -187,10 +191,11 @@ fn table(cells: &[Cell], wants: &[Want], markdown: bool) -> String {
     let mut t = Table::new();
     t.load_style(if markdown { presets::ASCII_MARKDOWN } else { presets::UTF8_FULL_CONDENSED });
     t.set_header(std::iter::once("host".to_string()).chain(columns.iter().cloned()));
+    let cell = |text: &str| if markdown { text::for_markdown_cell(text) } else { text::for_terminal(text) };
     for (host, by_want) in &rows {
         t.add_row(
-            std::iter::once(host.to_string())
-                .chain(columns.iter().map(|w| by_want.get(w.as_str()).cloned().unwrap_or_default())),
+            std::iter::once(cell(host))
+                .chain(columns.iter().map(|w| cell(&by_want.get(w.as_str()).cloned().unwrap_or_default()))),
         );
     }
     let drift: Vec<&Cell> = cells.iter().filter(|c| c.drift.is_some()).collect();
@@ -203,9 +208,9 @@ fn table(cells: &[Cell], wants: &[Want], markdown: bool) -> String {
                 out,
                 "{}- {} {}: {}",
                 if markdown { "" } else { "  " },
-                c.host,
+                text::for_terminal(&c.host),
                 c.want,
-                c.drift.as_deref().unwrap_or_default()
+                text::for_terminal(c.drift.as_deref().unwrap_or_default())
             );
         }
     }
@@ -220,9 +225,10 @@ fn differences(diffs: &[Difference], markdown: bool, ran: usize) -> String {
     let mut t = Table::new();
     t.load_style(if markdown { presets::ASCII_MARKDOWN } else { presets::UTF8_FULL_CONDENSED });
     t.set_header(["host", "want", "expected", "now"]);
+    let cell = |text: &str| if markdown { text::for_markdown_cell(text) } else { text::for_terminal(text) };
     for d in diffs {
         t.add_row([
-            d.host.clone(),
+            cell(&d.host),
             d.want.clone(),
             d.expected.as_ref().map_or("(not in the golden file)".into(), |e| e.summary()),
             d.actual.as_ref().map_or("(not run: host or want gone)".into(), |a| a.summary()),

@@ -25,6 +25,7 @@ mod printer;
 mod progress;
 mod provision;
 mod settings;
+mod signals;
 mod simulate;
 mod what_if;
 
@@ -95,9 +96,15 @@ pub enum Command {
 /// Runs the command; the exit code, or the failure to report.
 pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
-        Command::Simulate(a) => simulate::run(a),
+        Command::Simulate(a) => {
+            signals::remove_scratch_when_stopped();
+            simulate::run(a)
+        }
         Command::Plan(a) => plan::run(a),
-        Command::Matrix(a) => matrix::run(a),
+        Command::Matrix(a) => {
+            signals::remove_scratch_when_stopped();
+            matrix::run(a)
+        }
         Command::Provision(a) => provision::run(a),
         Command::MockServer(a) => mock_server::run(a),
         Command::Discover(a) => discover::run(a),

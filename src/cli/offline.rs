@@ -39,8 +39,8 @@ impl Offline {
                  offline_base and offline_sha256; give the mirror either with the flags or in the wants file"
             )));
         }
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Failure::BadInput(format!("--offline-sha256: cannot read `{}`: {e}", file.display())))?;
+        let text = super::input::read(super::input::CHECKSUMS, file)
+            .map_err(|e| Failure::BadInput(format!("--offline-sha256: {}", e.message())))?;
         let sums = llmgw::offline::checksums::checksums_from_json(&text)
             .map_err(|e| Failure::BadInput(format!("--offline-sha256 `{}`: {e}", file.display())))?;
         wants

@@ -49,7 +49,8 @@ pub struct Args {
     #[command(flatten)]
     indexes: settings::IndexArgs,
     /// Seconds a build's version command or GPU check may run before it is killed.
-    #[arg(long, value_name = "SECS", default_value_t = converge::CHECK_TIMEOUT_SECS)]
+    #[arg(long, value_name = "SECS", default_value_t = converge::CHECK_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=converge::MAX_CHECK_TIMEOUT_SECS))]
     check_timeout: u64,
     /// Offline: --offline-base, --offline-sha256.
     #[command(flatten)]

@@ -68,6 +68,10 @@ pub struct Config {
 /// torch and initialises CUDA, which takes tens of seconds on a cold node.
 pub const CHECK_TIMEOUT_SECS: u64 = 120;
 
+/// The longest a check may be given, in seconds (a day): a longer limit is
+/// no limit, and a deadline that far would overflow the clock's arithmetic.
+pub const MAX_CHECK_TIMEOUT_SECS: u64 = 86_400;
+
 /// PyPI's simple index, which uv reads in its JSON form (PEP 691).
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
 

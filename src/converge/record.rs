@@ -124,9 +124,10 @@ pub fn tree_files(sys: &mut dyn System, root: &Path) -> Result<Vec<UnpackedFile>
     Ok(out)
 }
 
-/// Removes what an interrupted installer left: the staging area, and every
+/// Removes what an interrupted installer left: the staging area, every
 /// install directory without its record (a crash between the rename and the
-/// record). Nothing in them ever counted as installed.
+/// record), and a record's temporary (a crash between its write and its
+/// rename). Nothing in them ever counted as installed.
 ///
 /// # Errors
 /// The sentence of what could not be listed or removed.
@@ -142,9 +143,12 @@ pub fn clean_incomplete(sys: &mut dyn crate::system::System, engines: &Path) -> 
     for engine in Engine::ALL {
         let dir = engines.join(engine.as_str());
         let entries = sys.list_dir(&dir).map_err(|e| e.to_string())?.unwrap_or_default();
-        for e in entries.iter().filter(|e| e.is_dir) {
+        for e in &entries {
+            // A record's temporary, left by a kill between its write and its rename.
+            let temporary = !e.is_dir && e.name.starts_with(crate::system::files::TEMPORARY_PREFIX);
             let record = format!("{}.json", e.name);
-            if !entries.iter().any(|r| !r.is_dir && r.name == record) {
+            let unrecorded = e.is_dir && !entries.iter().any(|r| !r.is_dir && r.name == record);
+            if temporary || unrecorded {
                 sys.remove(&dir.join(&e.name)).map_err(|e| e.to_string())?;
                 removed.push(format!("{engine}/{}", e.name));
             }

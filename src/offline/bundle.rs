@@ -216,9 +216,9 @@ pub fn create(
             parent.display()
         )));
     }
-    remove_stale_staging(parent, BUNDLE_STAGING);
+    crate::system::files::remove_left_by_the_dead(parent, BUNDLE_STAGING);
     let staging = tempfile::Builder::new()
-        .prefix(&staging_prefix(BUNDLE_STAGING))
+        .prefix(&crate::system::files::tagged_prefix(BUNDLE_STAGING))
         .tempdir_in(parent)
         .map_err(io_err("cannot stage in", parent))?;
     let tree = staging.path().join("bundle");
@@ -275,39 +275,6 @@ pub fn out_is_tar(out: &Path) -> Result<bool, BundleError> {
 /// The kinds of staging llmgw leaves beside a bundle or a mirror while it works.
 const BUNDLE_STAGING: &str = ".llmgw-bundle-";
 const IMPORT_STAGING: &str = ".llmgw-import-";
-
-/// A staging directory's prefix: the kind and this process's id, so that
-/// a later run can tell one whose process is gone (`.llmgw-import-4242-`).
-fn staging_prefix(kind: &str) -> String {
-    format!("{kind}{}-", std::process::id())
-}
-
-/// Removes the staging directories of `kind` in `dir` that an interrupted
-/// run left: those whose process is no longer running (or whose name does
-/// not say which), and says so at info level. Only names with llmgw's
-/// prefix are touched; where processes cannot be seen (no `/proc`),
-/// nothing is removed.
-fn remove_stale_staging(dir: &Path, kind: &str) {
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(listing) = fs::read_dir(dir) else { return };
-    for entry in listing.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(kind) else { continue };
-        let running = rest
-            .split_once('-')
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if running || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        match fs::remove_dir_all(entry.path()) {
-            Ok(()) => tracing::info!("removed `{}`, which an interrupted llmgw run left", entry.path().display()),
-            Err(e) => tracing::warn!("could not remove `{}`, left by an interrupted run: {e}", entry.path().display()),
-        }
-    }
-}
 
 fn set_mode_644(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -398,9 +365,9 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
             bundle.display()
         )));
     }
-    remove_stale_staging(parent, IMPORT_STAGING);
+    crate::system::files::remove_left_by_the_dead(parent, IMPORT_STAGING);
     let staging = tempfile::Builder::new()
-        .prefix(&staging_prefix(IMPORT_STAGING))
+        .prefix(&crate::system::files::tagged_prefix(IMPORT_STAGING))
         .tempdir_in(parent)
         .map_err(io_err("cannot stage in", parent))?;
     let refuse =
@@ -468,14 +435,123 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
             imported.placed.push(path.clone());
         }
     }
+    // Every directory on the way to a new file is a real directory of the
+    // mirror (a symbolic link there would place files outside it), checked
+    // before anything is placed; then the placement is all or nothing.
     for path in &imported.placed {
-        let dest = mirror.join(path);
-        if let Some(dir) = dest.parent() {
-            fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
+        let mut at = mirror.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let rel = at.strip_prefix(mirror).unwrap_or(&at).display().to_string();
+                    return Err(refuse(format!(
+                        "the mirror's `{rel}` is a symbolic link; a mirror holds directories and regular files only"
+                    )));
+                }
+                Ok(m) if !m.is_dir() => {
+                    let rel = at.strip_prefix(mirror).unwrap_or(&at).display().to_string();
+                    return Err(refuse(format!("the mirror's `{rel}` is not a directory")));
+                }
+                _ => {}
+            }
         }
-        place(&staging.path().join(path), &dest).map_err(io_err("cannot place", &dest))?;
     }
+    Placement::place(mirror, staging.path(), &imported.placed).map_err(|why| {
+        BundleError::Io(format!("bundle `{}`: {why}; the mirror is as it was, nothing was imported", bundle.display()))
+    })?;
     Ok(imported)
+}
+
+/// The file in a mirror that says what an import in progress placed, so
+/// that a run after a kill can undo it: `{"pid", "dirs", "files"}`.
+const JOURNAL: &str = ".llmgw-import-journal.json";
+
+/// An import's placement into a mirror: every directory it made and every
+/// file it placed, journaled before the first change, so that a failure
+/// (or the next import, after a kill) takes them away again.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Placement {
+    /// The importing process.
+    pid: u32,
+    /// Directories made, relative to the mirror, parents first.
+    dirs: Vec<String>,
+    /// Files placed, relative to the mirror.
+    files: Vec<String>,
+}
+
+impl Placement {
+    /// Places `files` (relative paths) from `staging` into `mirror`: all of
+    /// them, or, when one cannot be placed, none (those placed are removed,
+    /// the directories made for them too).
+    ///
+    /// # Errors
+    /// The sentence of the first failure.
+    fn place(mirror: &Path, staging: &Path, files: &[String]) -> Result<(), String> {
+        Placement::undo_left(mirror);
+        if files.is_empty() {
+            return Ok(());
+        }
+        fs::create_dir_all(mirror).map_err(|e| format!("cannot create the mirror `{}`: {e}", mirror.display()))?;
+        let mut plan = Placement { pid: std::process::id(), ..Placement::default() };
+        for f in files {
+            let mut dir = String::new();
+            let parts: Vec<&str> = f.split('/').collect();
+            for part in &parts[..parts.len() - 1] {
+                dir = if dir.is_empty() { part.to_string() } else { format!("{dir}/{part}") };
+                if !mirror.join(&dir).exists() && !plan.dirs.contains(&dir) {
+                    plan.dirs.push(dir.clone());
+                }
+            }
+        }
+        plan.files = files.to_vec();
+        let journal = mirror.join(JOURNAL);
+        fs::write(&journal, serde_json::to_vec(&plan).expect("a journal serializes"))
+            .map_err(|e| format!("cannot write `{}`: {e}", journal.display()))?;
+        let result = plan.apply(mirror, staging);
+        if result.is_err() {
+            plan.undo(mirror);
+        }
+        let _ = fs::remove_file(&journal);
+        result
+    }
+
+    fn apply(&self, mirror: &Path, staging: &Path) -> Result<(), String> {
+        for d in &self.dirs {
+            let dir = mirror.join(d);
+            fs::create_dir(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+        }
+        for f in &self.files {
+            let dest = mirror.join(f);
+            place(&staging.join(f), &dest).map_err(|e| format!("cannot place `{}`: {e}", dest.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Takes away what this placement made: its files, then its directories.
+    fn undo(&self, mirror: &Path) {
+        for f in &self.files {
+            let _ = fs::remove_file(mirror.join(f));
+        }
+        for d in self.dirs.iter().rev() {
+            let _ = fs::remove_dir(mirror.join(d));
+        }
+    }
+
+    /// Undoes the placement a killed import left in `mirror` (its journal's
+    /// process gone), saying so at info level.
+    fn undo_left(mirror: &Path) {
+        let journal = mirror.join(JOURNAL);
+        let Ok(text) = fs::read(&journal) else { return };
+        let Ok(left) = serde_json::from_slice::<Placement>(&text) else { return };
+        if left.pid != std::process::id() && Path::new(&format!("/proc/{}", left.pid)).exists() {
+            return;
+        }
+        left.undo(mirror);
+        let _ = fs::remove_file(&journal);
+        tracing::info!("undid the placement of {} files an interrupted import left in the mirror", left.files.len());
+    }
 }
 
 /// Moves a staged file to `dest` atomically: a rename, or where the mirror
@@ -650,5 +726,35 @@ mod tests {
     fn the_sha256_file_is_beside_the_bundle() {
         assert_eq!(sha256_file_of(Path::new("/x/b.tar")), Path::new("/x/b.tar.manifest.sha256"));
         assert_eq!(sha256_file_of(Path::new("b")), Path::new("b.manifest.sha256"));
+    }
+
+    #[test]
+    fn a_placement_that_fails_halfway_takes_back_what_it_placed() {
+        let t = tempfile::tempdir().unwrap();
+        let (mirror, staging) = (t.path().join("mirror"), t.path().join("staging"));
+        fs::create_dir_all(staging.join("a")).unwrap();
+        fs::write(staging.join("a/x"), "x").unwrap();
+        fs::create_dir_all(mirror.join("kept")).unwrap();
+        fs::write(mirror.join("kept/old"), "old").unwrap();
+        // `b/y` is not in staging: its rename fails after `a/x` was placed.
+        let e = Placement::place(&mirror, &staging, &["a/x".into(), "b/y".into()]).unwrap_err();
+        assert!(e.starts_with("cannot place"), "{e}");
+        let left: Vec<_> = fs::read_dir(&mirror).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, ["kept"], "the mirror as it was: no a/, no b/, no journal");
+        assert_eq!(fs::read_to_string(mirror.join("kept/old")).unwrap(), "old");
+    }
+
+    #[test]
+    fn the_placement_a_killed_import_left_is_undone_by_the_next() {
+        let t = tempfile::tempdir().unwrap();
+        let mirror = t.path().join("mirror");
+        fs::create_dir_all(mirror.join("uv/0.12.20")).unwrap();
+        fs::write(mirror.join("uv/0.12.20/half"), "placed").unwrap();
+        // A process that is gone: pid 0 has no /proc entry.
+        let left =
+            Placement { pid: 0, dirs: vec!["uv".into(), "uv/0.12.20".into()], files: vec!["uv/0.12.20/half".into()] };
+        fs::write(mirror.join(JOURNAL), serde_json::to_vec(&left).unwrap()).unwrap();
+        Placement::place(&mirror, t.path(), &[]).unwrap();
+        assert_eq!(fs::read_dir(&mirror).unwrap().count(), 0, "undone, journal and all");
     }
 }

@@ -75,6 +75,11 @@ impl Manifest {
         if m.format != 1 {
             return Err(format!("format: {} is not a manifest format this llmgw reads (1)", m.format));
         }
+        // One rule for a bundle imported and a manifest given as checksums:
+        // an empty one vouches for nothing.
+        if m.files.is_empty() {
+            return Err("files: names no file; a manifest vouches for at least one".into());
+        }
         let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
         for (i, e) in m.files.iter().enumerate() {
             let at = |what: &str, msg: String| format!("files[{i}].{what}: {msg}");

@@ -28,7 +28,9 @@ use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
 pub use python::UV_VERSION;
-pub use want::{Engine, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name};
+pub use want::{
+    Engine, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
+};
 
 /// One published build, chosen for one machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -55,9 +55,14 @@ impl Cell {
     }
 }
 
-/// A deterministic part of the cells: those whose index (in host, then
-/// want order) is `index - 1` modulo `count`. The shards `1/N` … `N/N`
-/// together are the whole matrix, each cell in exactly one.
+/// A deterministic part of the matrix, by whole hosts: the hosts whose
+/// index (in the order of their ids) is `index - 1` modulo `count`, with
+/// every want of each (a host's wants converge together on one node: the
+/// first Python engine installs gcc and uv, the next finds them, so a
+/// cell's words depend on the other wants of its host). Every host has the
+/// same wants, so the shards are balanced to one host. The shards `1/N` …
+/// `N/N` together are the whole matrix, each cell in exactly one and the
+/// same as in the whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
     /// Which shard, from 1.
@@ -82,7 +87,7 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
-    /// Whether the cell at `position` belongs to this shard.
+    /// Whether the host at `position` (in the order of host ids) belongs to this shard.
     pub fn holds(&self, position: usize) -> bool {
         position % self.count == self.index - 1
     }
@@ -131,7 +136,7 @@ pub fn run(
         let mine: Vec<(usize, Want)> = wants
             .iter()
             .enumerate()
-            .filter(|(w, _)| shard.is_none_or(|s| s.holds(h * wants.len() + w)))
+            .filter(|_| shard.is_none_or(|s| s.holds(h)))
             .map(|(w, want)| (w, want.clone()))
             .collect();
         if !mine.is_empty() {
@@ -207,8 +212,8 @@ pub fn offline_id(host: &str) -> String {
 /// `catalog` and imported into a mirror, which a second fake server serves
 /// with the publisher's routes disabled; each host then converges offline
 /// wants against it, with the manifest's checksums. Cells are as
-/// [`run`]'s, their host id [`offline_id`]; none when no such host is in
-/// `hosts` or the shard is not the first (offline rows belong to shard 1).
+/// [`run`]'s, their host id [`offline_id`]; a host's offline row is in the
+/// shard of its host; none when no such host is in `hosts` or the shard.
 ///
 /// # Errors
 /// [`SimError`] when a server cannot start, or the bundle cannot be made or
@@ -221,12 +226,15 @@ pub fn run_offline(
 ) -> Result<Vec<Cell>, SimError> {
     use crate::offline::bundle;
     use crate::recipe::Engine;
+    let mut ids: Vec<&str> = hosts.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort_unstable();
+    let in_shard = |id: &str| shard.is_none_or(|s| ids.iter().position(|i| *i == id).is_some_and(|p| s.holds(p)));
     let mut chosen: Vec<&(String, Host)> =
-        hosts.iter().filter(|(id, _)| OFFLINE_HOSTS.contains(&id.as_str())).collect();
+        hosts.iter().filter(|(id, _)| OFFLINE_HOSTS.contains(&id.as_str()) && in_shard(id)).collect();
     chosen.sort_by(|a, b| a.0.cmp(&b.0));
     let wants: Vec<Want> =
         wants.iter().filter(|w| matches!(w.engine, Engine::LlamaCpp | Engine::Uv)).cloned().collect();
-    if chosen.is_empty() || wants.is_empty() || shard.is_some_and(|s| s.index != 1) {
+    if chosen.is_empty() || wants.is_empty() {
         return Ok(vec![]);
     }
     let mut arches: Vec<crate::host::Arch> = chosen.iter().map(|(_, h)| h.arch).collect();

@@ -7,7 +7,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{DirEntry, SysError, UnpackedFile};
 use crate::archive::{self, Limits};
@@ -36,16 +36,84 @@ pub struct Files {
 /// # Errors
 /// The directory cannot be created anywhere.
 pub fn scratch_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(prefix);
+    let tagged = tagged_prefix(prefix);
     let shm = Path::new("/dev/shm");
-    if std::env::var_os("TMPDIR").is_none()
-        && shm.is_dir()
-        && let Ok(dir) = builder.tempdir_in(shm)
-    {
-        return Ok(dir);
+    let parent = if std::env::var_os("TMPDIR").is_none() && shm.is_dir() && writable(shm) {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    remove_left_by_the_dead(&parent, prefix);
+    SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((parent.clone(), tagged.clone()));
+    let dir = tempfile::Builder::new().prefix(&tagged).tempdir_in(&parent)?;
+    // Made as the process is being stopped: gone at once, before the sweep could miss it.
+    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        drop(dir);
+        return Err(std::io::Error::other("the process is stopping"));
     }
-    builder.tempdir()
+    Ok(dir)
+}
+
+/// Whether a directory takes a new entry (tmpfs mounted read-only, or not ours).
+fn writable(dir: &Path) -> bool {
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+/// Where this process makes scratch directories, and under which prefix.
+static SCRATCH: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Set once the process is being stopped: no scratch directory outlives it.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Removes every scratch directory this process made that is still there
+/// (those being made meanwhile remove themselves): what a signal handler
+/// does before the process ends, as a `TempDir` is removed only when
+/// dropped, which a signal does not do.
+pub fn remove_scratch() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let places = SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    for (parent, tagged) in places {
+        let Ok(listing) = fs::read_dir(&parent) else { continue };
+        for e in listing.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&tagged) {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// `prefix` with this process's id: `llmgw-sim-4242-`, so that a later run
+/// can tell a directory whose process is gone.
+pub fn tagged_prefix(prefix: &str) -> String {
+    format!("{prefix}{}-", std::process::id())
+}
+
+/// Removes the directories in `dir` named by [`tagged_prefix`] of `prefix`
+/// whose process is gone (`/proc/<pid>` absent; or with no process id, an
+/// older llmgw's): what an interrupted run left where it had no chance to
+/// clean up. Nothing else is touched; on a system without `/proc` nothing
+/// is removed.
+pub fn remove_left_by_the_dead(dir: &Path, prefix: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(listing) = fs::read_dir(dir) else { return };
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
+        // A name without a process id is an older llmgw's: stale as well.
+        let running = rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if running || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        match fs::remove_dir_all(entry.path()) {
+            Ok(()) => tracing::info!("removed `{}`, which an interrupted llmgw run left", entry.path().display()),
+            Err(e) => tracing::warn!("could not remove `{}`, left by an interrupted run: {e}", entry.path().display()),
+        }
+    }
 }
 
 /// Free space, in bytes, of the file system holding `path`, asked of the
@@ -58,6 +126,143 @@ pub fn free_bytes(path: &Path) -> Result<u64, SysError> {
     let at = path.ancestors().find(|p| !p.as_os_str().is_empty() && p.exists()).unwrap_or(Path::new("/"));
     let st = rustix::fs::statvfs(at).map_err(|e| SysError::io("statvfs", at, &std::io::Error::from(e)))?;
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// The start of every temporary file llmgw writes beside a file it replaces
+/// atomically: one a kill left is recognised and removed by the next run.
+pub const TEMPORARY_PREFIX: &str = ".llmgw-tmp-";
+
+/// Where a write to a path lands, as [`check_output`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The file replaced: the path itself, or the file a symbolic link there points to.
+    pub target: PathBuf,
+    /// The permission bits of a file that is there, kept; `None` for a new file.
+    pub mode: Option<u32>,
+}
+
+/// Why a path cannot be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    /// It names no file (`/`, `..`).
+    #[error("names no file")]
+    NoFile,
+    /// Its directory does not exist, or is not a directory.
+    #[error("is in `{0}`, which is not an existing directory")]
+    NoDirectory(PathBuf),
+    /// Something other than a regular file is there: it would be destroyed.
+    #[error("is {0}; only a regular file is replaced")]
+    NotRegular(&'static str),
+    /// A symbolic link to nothing: what it points to cannot be told.
+    #[error("is a symbolic link to nothing")]
+    DanglingLink,
+}
+
+/// Where a write to `path` would land: the path itself or the regular file
+/// a symbolic link there points to, with that file's permission bits.
+///
+/// # Errors
+/// [`OutputError`]: a path whose directory does not exist, or where
+/// something other than a regular file is.
+pub fn check_output(path: &Path) -> Result<Output, OutputError> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    if path.file_name().is_none() {
+        return Err(OutputError::NoFile);
+    }
+    let kind_of = |t: fs::FileType| -> &'static str {
+        if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "a special file"
+        }
+    };
+    let target = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).map_err(|_| OutputError::DanglingLink)?,
+        _ => path.to_path_buf(),
+    };
+    match fs::metadata(&target) {
+        Ok(m) if m.is_file() => Ok(Output { target, mode: Some(m.permissions().mode() & 0o7777) }),
+        Ok(m) => Err(OutputError::NotRegular(kind_of(m.file_type()))),
+        Err(_) => {
+            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !dir.is_dir() {
+                return Err(OutputError::NoDirectory(dir.to_path_buf()));
+            }
+            Ok(Output { target, mode: None })
+        }
+    }
+}
+
+/// Why a file the user names could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// Nothing there.
+    #[error("it does not exist")]
+    NotFound,
+    /// Something other than a regular file: a directory, a FIFO, a device
+    /// (`/dev/zero` would never end, a FIFO could wait for ever).
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// More bytes than such a file ever is.
+    #[error("it is larger than {max} bytes, more than {what} ever is")]
+    TooLarge {
+        /// The most it may be, in bytes.
+        max: u64,
+        /// What it is meant to be: `a host description`.
+        what: &'static str,
+    },
+    /// The operating system's error.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// The bytes of a file the user names (a host description, a wants file, a
+/// scenario), refused unless it is a regular file (a link to one is fine)
+/// of at most `max` bytes; `what` it is meant to be says why in the error.
+/// The file is opened without blocking and checked after it is open, so a
+/// FIFO never holds the caller and a file swapped for a device in between
+/// is still refused; at most `max + 1` bytes are ever read.
+///
+/// # Errors
+/// [`InputError`], saying what is wrong with the file.
+pub fn read_input(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, InputError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file =
+        fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path).map_err(
+            |e| match e.kind() {
+                std::io::ErrorKind::NotFound => InputError::NotFound,
+                _ => InputError::Io(e.to_string()),
+            },
+        )?;
+    let kind = file.metadata().map_err(|e| InputError::Io(e.to_string()))?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let is = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "a special file"
+        };
+        return Err(InputError::NotRegular(is));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(|e| InputError::Io(e.to_string()))?;
+    if bytes.len() as u64 > max {
+        return Err(InputError::TooLarge { max, what });
+    }
+    Ok(bytes)
 }
 
 impl Files {
@@ -151,19 +356,33 @@ impl Files {
     /// (0644: a status file is read by a control plane or an operator; a
     /// temporary file would otherwise keep its 0600), and an error names
     /// `path`, never the temporary beside it.
+    ///
+    /// What is at `path` is never destroyed: a symbolic link is written
+    /// through (the file it points to is replaced, the link stays), a file
+    /// that exists keeps its permission bits, and anything else (a
+    /// directory, a device, a FIFO, a link to nothing) is refused
+    /// ([`check_output`]). The temporary is named `.llmgw-tmp-…`, so that
+    /// one a kill left behind can be told apart and removed.
     pub fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
         use std::os::unix::fs::PermissionsExt;
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let mut tmp =
-            tempfile::NamedTempFile::new_in(dir).map_err(|e| SysError::io("create a file in", dir, &bare(&e)))?;
+        let Output { target, mode } = check_output(path).map_err(|why| SysError::Io {
+            op: "write",
+            path: path.to_path_buf(),
+            message: why.to_string(),
+        })?;
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(TEMPORARY_PREFIX)
+            .tempfile_in(dir)
+            .map_err(|e| SysError::io("create a file in", dir, &bare(&e)))?;
         tmp.write_all(contents).map_err(|e| SysError::io("write", path, &bare(&e)))?;
         tmp.as_file()
-            .set_permissions(fs::Permissions::from_mode(0o644))
+            .set_permissions(fs::Permissions::from_mode(mode.unwrap_or(0o644)))
             .map_err(|e| SysError::io("set permissions of", path, &bare(&e)))?;
         if self.durable {
             tmp.as_file().sync_all().map_err(|e| SysError::io("sync", path, &bare(&e)))?;
         }
-        tmp.persist(path).map_err(|e| SysError::io("replace", path, &bare(&e.error)))?;
+        tmp.persist(&target).map_err(|e| SysError::io("replace", path, &bare(&e.error)))?;
         Ok(())
     }
 
@@ -262,7 +481,7 @@ mod write_atomic_tests {
         let dir = tempfile::tempdir().unwrap();
         let err = local().write_atomic(&dir.path().join("nodir/s.json"), b"{}").unwrap_err().to_string();
         let err = err.replace(&dir.path().display().to_string(), "DIR");
-        assert_eq!(err, "create a file in `DIR/nodir`: No such file or directory (os error 2)");
+        assert_eq!(err, "write `DIR/nodir/s.json`: is in `DIR/nodir`, which is not an existing directory");
         let err = local().write_atomic(dir.path(), b"{}").unwrap_err().to_string();
         assert!(!err.replace(&dir.path().display().to_string(), "DIR").contains(".tmp"), "{err}");
     }

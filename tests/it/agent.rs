@@ -661,8 +661,8 @@ fn a_status_file_that_cannot_be_written_later_is_said_without_a_temporary_name()
     let e = e.replace(&dir.path().display().to_string(), "DIR");
     assert_eq!(
         e,
-        "cannot write the status file `DIR/gone/status.json`: create a file in `DIR/gone`: \
-         No such file or directory (os error 2)"
+        "cannot write the status file `DIR/gone/status.json`: write `DIR/gone/status.json`: \
+         is in `DIR/gone`, which is not an existing directory"
     );
 }
 
@@ -680,4 +680,35 @@ fn a_wants_file_that_cannot_be_read_is_in_the_status_until_a_good_one_comes() {
         assert_eq!(next(&mut running).await.status.wants_error, None);
         stop(running).await;
     });
+}
+
+#[test]
+fn a_wants_file_turned_into_a_fifo_or_a_device_never_blocks_the_agent() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = tempfile::tempdir().unwrap();
+    let (wants, status) = (dir.path().join("wants.json"), dir.path().join("status.json"));
+    std::fs::write(&wants, r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]}"#).unwrap();
+    let mut child = spawn_logging(&wants, &status, 1, &[], None);
+    let pid = Pid::from_child(&child);
+    assert_eq!(wait_for_pass(&status, 1).wants_error, None);
+    let shown = |says: &str| {
+        (0..600).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            std::fs::read_to_string(&status)
+                .ok()
+                .and_then(|t| serde_json::from_str::<AgentStatus>(&t).ok())
+                .and_then(|s| s.wants_error)
+                .filter(|e| e.contains(says))
+        })
+    };
+    std::fs::remove_file(&wants).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&wants).status().unwrap().success());
+    let e = shown("FIFO").expect("a FIFO is said in wants_error, not waited on");
+    assert!(e.ends_with("it is a FIFO, not a regular file"), "{e}");
+    std::fs::remove_file(&wants).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &wants).unwrap();
+    let e = shown("device").expect("a device is said in wants_error, not read for ever");
+    assert!(e.ends_with("it is a device, not a regular file"), "{e}");
+    kill_process(pid, Signal::TERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "it stops when told");
 }

@@ -11,6 +11,9 @@ use llmgw::host::Host;
 #[path = "../../fuzz/fuzz_targets/common.rs"]
 mod common;
 
+#[path = "../../fuzz/fuzz_targets/input_json_check.rs"]
+mod input_json_check;
+
 /// Every input kept for `target`, by file name.
 fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz");
@@ -34,6 +37,13 @@ fn host_descriptions_parse_or_fail_and_round_trip() {
             let again = serde_json::to_string(&host).unwrap();
             assert_eq!(Host::from_json(&again).unwrap(), host, "{name}");
         }
+    }
+}
+
+#[test]
+fn input_files_and_wants_parse_or_fail_and_keep_their_promises() {
+    for (_, data) in inputs("input_json") {
+        input_json_check::input(&data);
     }
 }
 

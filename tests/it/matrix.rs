@@ -49,6 +49,34 @@ fn shards_together_are_the_whole_run() {
 }
 
 #[test]
+fn the_shards_json_together_is_byte_for_byte_the_whole_matrix() {
+    let dir = super::host_path("");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    files.sort();
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    let hosts = hosts(&names);
+    let wants = default_wants();
+    let all = |shard| {
+        let mut cells = matrix::run(&hosts, &wants, embedded_catalog(), shard, 2).unwrap();
+        cells.extend(matrix::run_offline(&hosts, &wants, embedded_catalog(), shard).unwrap());
+        cells.sort_by(|a, b| a.host.cmp(&b.host));
+        cells
+    };
+    let whole = serde_json::to_string_pretty(&all(None)).unwrap();
+    let mut union = Vec::new();
+    for i in 1..=3 {
+        union.extend(all(Some(Shard { index: i, count: 3 })));
+    }
+    union.sort_by(|a, b| a.host.cmp(&b.host));
+    assert_eq!(serde_json::to_string_pretty(&union).unwrap(), whole, "every cell, every word, as in the whole");
+}
+
+#[test]
 fn ggml_default_architectures_for_cuda_13_show_as_drift_and_fall_back() {
     let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda13-ggml-default-archs.json"))
         .unwrap();

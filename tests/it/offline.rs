@@ -505,7 +505,10 @@ fn provision_takes_the_offline_flags_and_refuses_them_half_given() {
         "--dry-run",
     ]);
     assert_eq!(code, 2);
-    assert!(err.contains("--offline-sha256: cannot read `/nonexistent/sums.json`"), "{err}");
+    assert!(
+        err.contains("--offline-sha256: cannot read checksums file `/nonexistent/sums.json`: it does not exist"),
+        "{err}"
+    );
 }
 
 #[test]
