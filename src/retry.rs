@@ -24,9 +24,15 @@ pub const MAX_DELAY_SECS: u64 = 60;
 /// reset), in seconds; past it the build fails with that reason.
 pub const MAX_WAIT_SECS: u64 = 900;
 
-/// Whether an HTTP status is worth asking again.
+/// Whether an HTTP status is worth asking again: a server error, 429, and a
+/// 403 that is GitHub's rate limit, primary (`x-ratelimit-remaining: 0`)
+/// or secondary (`retry-after`). Source: GitHub docs, "Rate limits for the
+/// REST API" ("If you exceed a secondary rate limit, you will receive a
+/// 403 or 429 response … If the retry-after response header is present,
+/// you should not retry your request until after that many seconds").
 fn transient(status: u16, wait: &Wait) -> bool {
-    matches!(status, 429 | 500 | 502 | 503 | 504) || (status == 403 && wait.rate_limit_reset.is_some())
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+        || (status == 403 && (wait.rate_limit_reset.is_some() || wait.retry_after_secs.is_some()))
 }
 
 /// How long to wait before attempt `attempt` (1-based retries), or why not to.

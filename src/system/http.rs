@@ -108,6 +108,14 @@ impl Budget {
     }
 }
 
+/// The REST API version asked of GitHub, so that a newer default changes
+/// nothing. Source: GitHub docs, "API Versions" (`X-GitHub-Api-Version`;
+/// 2022-11-28 is the version the release and asset shapes read here are of).
+pub const GITHUB_API_VERSION: &str = "2022-11-28";
+
+/// Where GitHub's API answers; its token goes there only.
+const GITHUB_API_PREFIX: &str = "https://api.github.com/";
+
 /// `User-Agent` sent with every request; GitHub refuses requests without one.
 pub const USER_AGENT: &str = concat!("llmgw/", env!("CARGO_PKG_VERSION"));
 
@@ -160,11 +168,14 @@ impl Http {
 
     fn get(&self, url: &str, accept: &str) -> Result<reqwest::blocking::Response, SysError> {
         let mut req = self.client.get(url).header(reqwest::header::ACCEPT, accept);
+        if url.starts_with(GITHUB_API_PREFIX) || accept.starts_with("application/vnd.github") {
+            req = req.header("x-github-api-version", GITHUB_API_VERSION);
+        }
         if let Some(t) = self.request_timeout {
             req = req.timeout(t);
         }
         if let Some(t) = &self.token
-            && url.starts_with("https://api.github.com/")
+            && url.starts_with(GITHUB_API_PREFIX)
         {
             req = req.bearer_auth(t);
         }

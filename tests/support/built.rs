@@ -10,15 +10,7 @@ pub fn raw(path: &str, bytes: &[u8]) -> File {
 
 /// An asset of `files` under `llama-b10850/`.
 pub fn asset(name: &str, files: Vec<File>) -> Asset {
-    Asset {
-        name: name.into(),
-        top: "llama-b10850".into(),
-        files,
-        wheel: None,
-        tampered: false,
-        delay_ms: 0,
-        archive: None,
-    }
+    Asset { name: name.into(), top: "llama-b10850".into(), files, ..Asset::default() }
 }
 
 /// The backend modules beside `llama-server`: the baseline CPU backend and,

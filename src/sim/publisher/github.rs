@@ -28,6 +28,9 @@ use crate::sim::truth::{self, Asset, Catalog, Release};
 /// the uploader, docs.github.com/rest/releases/assets).
 const GZIP_CONTENT_TYPE: &str = "application/gzip";
 
+/// The content type GitHub gives a `.sha256` sidecar: UNCONFIRMED (set by the uploader).
+const TEXT_CONTENT_TYPE: &str = "text/plain";
+
 /// The content type GitHub gives a wheel asset: UNCONFIRMED (set by the
 /// uploader; `gh release upload` falls back to octet-stream for an
 /// extension it does not know).
@@ -95,8 +98,11 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
                 release.repo, release.tag, release.published_at
             ))
         })?;
-        let mut served = Vec::new();
-        for asset in &release.assets {
+        let mut served: Vec<Served> = Vec::new();
+        // Archives and wheels first: a sidecar holds the digest of one of them.
+        let mut order: Vec<&Asset> = release.assets.iter().filter(|a| a.sha256_of.is_none()).collect();
+        order.extend(release.assets.iter().filter(|a| a.sha256_of.is_some()));
+        for asset in order {
             let id = asset_id(release, asset);
             if let Some(other) = ids.insert(id, format!("{}@{} {}", release.repo, release.tag, asset.name)) {
                 return Err(invalid(format!(
@@ -104,12 +110,18 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
                     release.repo, release.tag, asset.name
                 )));
             }
-            let (bytes, content_type) = match &asset.wheel {
-                None => (tarball::build(asset, mtime), GZIP_CONTENT_TYPE),
-                Some(dist) => (wheel::build(dist), WHEEL_CONTENT_TYPE),
+            let (bytes, content_type) = match (&asset.wheel, &asset.sha256_of) {
+                (_, Some(of)) => {
+                    let hex = served.iter().find(|s| &s.name == of).map(|s| s.digest.trim_start_matches("sha256:"));
+                    (format!("{}  {of}\n", hex.unwrap_or_default()).into_bytes(), TEXT_CONTENT_TYPE)
+                }
+                (None, None) => (tarball::build(asset, mtime), GZIP_CONTENT_TYPE),
+                (Some(dist), None) => (wheel::build(dist), WHEEL_CONTENT_TYPE),
             };
             served.push(Served::new(base, release, asset, id, bytes, content_type));
         }
+        // Listed in the truth's order, as GitHub lists them.
+        served.sort_by_key(|s| release.assets.iter().position(|a| a.name == s.name));
         let json = ApiRelease::new(base, release, &served);
         let release_path = format!("/repos/{}/releases/tags/{}", release.repo, release.tag);
         mocks.push(Mock::given(method("GET")).and(path(release_path)).respond_with(api_json(200, to_json(&json))));
@@ -260,7 +272,7 @@ impl ApiRelease {
                     content_type: s.content_type.into(),
                     state: "uploaded".into(),
                     size: s.bytes.len() as u64,
-                    digest: Some(s.digest.clone()),
+                    digest: (!asset_of(release, &s.name).is_some_and(|a| a.no_api_digest)).then(|| s.digest.clone()),
                     download_count: 0,
                     created_at: at.clone(),
                     updated_at: at.clone(),

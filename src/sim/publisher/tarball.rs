@@ -118,10 +118,7 @@ mod tests {
                 File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None, raw: None },
                 File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()), raw: None },
             ],
-            wheel: None,
-            tampered: false,
-            delay_ms: 0,
-            archive: None,
+            ..Asset::default()
         }
     }
 

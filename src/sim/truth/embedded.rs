@@ -30,6 +30,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("download-redirect-loop", include_str!("../../../mocks/scenarios/download-redirect-loop.json")),
     ("download-reset-always", include_str!("../../../mocks/scenarios/download-reset-always.json")),
     ("download-slow-once", include_str!("../../../mocks/scenarios/download-slow-once.json")),
+    ("github-403-secondary-rate-limit", include_str!("../../../mocks/scenarios/github-403-secondary-rate-limit.json")),
     ("github-429-retry-after", include_str!("../../../mocks/scenarios/github-429-retry-after.json")),
     ("github-500-always", include_str!("../../../mocks/scenarios/github-500-always.json")),
     ("github-502-metadata-once", include_str!("../../../mocks/scenarios/github-502-metadata-once.json")),

@@ -156,7 +156,7 @@ pub struct Release {
 
 /// One release asset: a `.tar.gz` whose every entry sits under `top`, or a
 /// Python wheel (`wheel`, with `top` and `files` empty).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Asset {
     /// The asset's file name: `llama-b10850-bin-ubuntu-vulkan-x64.tar.gz`.
@@ -178,6 +178,18 @@ pub struct Asset {
     /// mirror, for tests that interrupt a download.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub delay_ms: u64,
+    /// Whether GitHub's API gives no `digest` for it (`null`): assets
+    /// uploaded before June 2025. Source: GitHub changelog 2025-06-03
+    /// ("Releases now expose digests for release assets"), PyGithub#3324.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_api_digest: bool,
+    /// Instead of an archive, the asset is the `.sha256` file of the asset
+    /// named here, as uv publishes one beside each archive: one line,
+    /// `<64 hex>  <name>` and a newline. Source: astral-sh/uv
+    /// `.github/workflows/build-release-binaries.yml` (`shasum -a 256
+    /// <archive> > <archive>.sha256`; `sha256sum` writes two spaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256_of: Option<String>,
     /// The archive's bytes as they are, in place of one built from `files`
     /// (GitHub's digest is of these): a hostile archive, for tests. Not read
     /// from `mocks/`.

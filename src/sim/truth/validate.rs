@@ -34,6 +34,16 @@ impl Catalog {
                 if !names.insert(asset.name.as_str()) {
                     return Err(format!("asset {} is listed twice in {at}", asset.name));
                 }
+                if let Some(of) = &asset.sha256_of
+                    && (!release.assets.iter().any(|a| &a.name == of && a.sha256_of.is_none())
+                        || asset.wheel.is_some()
+                        || !asset.files.is_empty())
+                {
+                    return Err(format!(
+                        "{at} {}: sha256_of names `{of}`, which is no archive of the release (and a sidecar has no files)",
+                        asset.name
+                    ));
+                }
                 let Some(dist) = &asset.wheel else { continue };
                 let what = format!("{at} {}", asset.name);
                 if dist.filename != asset.name {
