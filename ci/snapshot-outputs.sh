@@ -44,7 +44,7 @@ run() {
 run matrix-json matrix --format json
 run matrix-table matrix
 run matrix-markdown matrix --format markdown
-run matrix-scenario matrix --scenario mocks/scenarios/llama-cuda13-ggml-default-archs.json
+run matrix-scenario matrix --scenario mocks/scenarios/llama-cuda-without-ptx.json
 run matrix-diff matrix --set nvidia.driver=580.95.05 --diff
 
 for h in matrix/hosts/*.json; do

@@ -28,14 +28,19 @@ pub const CUDA12_MIN_DRIVER: u32 = 525;
 pub const FATBIN_COMPRESSION_MIN_DRIVER: u32 = 550;
 
 /// The driver branch a CUDA toolkit's PTX needs to be compiled by the driver
-/// (JIT): PTX is only as portable as the driver is new. `None` for a toolkit
-/// this table does not know.
+/// (JIT): PTX is only as portable as the driver is new, and a toolkit's PTX
+/// ISA is first read by the driver branch the toolkit ships with. `None` for
+/// a toolkit this table does not know (never guessed).
 ///
-/// Sources: CUDA 12.8 U1 ships with 570.124.06 (NVIDIA's toolkit release
-/// notes; `ollama/ollama@discover/cuda_compat.go`,
-/// `minLegacyComputeJITNVIDIADriverMajor = 570`); CUDA 13.0 GA with
-/// 580.65.06 (NVIDIA's toolkit release notes); 13.1 and later ship with
-/// drivers of the 590 series (UNCONFIRMED), so their PTX needs 590.
+/// Sources: the driver in the file name of each toolkit's Linux runfile
+/// (`cuda_<toolkit>_<driver>_linux.run`, NVIDIA's download catalog, first
+/// update of each minor): 12.8.0 570.86.10, 12.9.0 575.51.03, 13.0.0
+/// 580.65.06, 13.1.0 590.44.01, 13.2.0 595.45.04, 13.3.0 610.43.02; 13.4.1
+/// 615.71.09 (its runfile no longer names the driver; the 615 branch is
+/// "CUDA UMD 13.4" in public install scripts; 13.4.0 had no Linux runfile).
+/// `ollama/ollama@discover/cuda_compat.go` agrees for 12.8
+/// (`minLegacyComputeJITNVIDIADriverMajor = 570`). See docs/facts.md,
+/// "CUDA toolkits and their drivers".
 pub fn ptx_jit_min_driver(toolkit: &str) -> Option<u32> {
     let (major, minor) = toolkit.split_once('.')?;
     let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
@@ -43,7 +48,10 @@ pub fn ptx_jit_min_driver(toolkit: &str) -> Option<u32> {
         (12, 8) => Some(570),
         (12, 9) => Some(575),
         (13, 0) => Some(580),
-        (13, _) => Some(590),
+        (13, 1) => Some(590),
+        (13, 2) => Some(595),
+        (13, 3) => Some(610),
+        (13, 4) => Some(615),
         _ => None,
     }
 }

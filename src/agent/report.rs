@@ -135,13 +135,12 @@ pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> Prob
 }
 
 /// The version an engine's version command printed: llama.cpp's
-/// `version: 10850 (3f1c2a9)` is `b10850`; the others print their dotted
-/// version (a local label such as `+cu129` is dropped).
+/// `version: 0.6.0-dev (build 11459, commit …)` (or the older `version:
+/// 10850 (3f1c2a9)`) is `b11459`; the others print their dotted version (a
+/// local label such as `+cu129` is dropped).
 pub fn version_in(engine: Engine, text: &str) -> Option<String> {
     if engine == Engine::LlamaCpp {
-        let rest = text.split("version: ").nth(1)?;
-        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        return (!n.is_empty()).then(|| format!("b{n}"));
+        return crate::recipe::build_in_version_line(text).map(|n| format!("b{n}"));
     }
     text.split_whitespace()
         .map(|w| w.split('+').next().unwrap_or(w).trim_start_matches('v'))

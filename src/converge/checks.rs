@@ -127,7 +127,7 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path, timeout:
     if !out.success() {
         return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
     }
-    if !says_version(&text, &build.version_says) {
+    if !build.version_says.iter().any(|says| says_version(&text, says)) {
         return Err(format!(
             "`{shown}` printed `{}`, which is not {} {}",
             first_line(&text, binary),
@@ -312,6 +312,8 @@ mod tests {
         assert!(says_version("0.20.1+cu129\n", "0.20.1"));
         assert!(!says_version("0.19.10\n", "0.19.1"));
         assert!(says_version("version: 10850 (fe14399)\n", "version: 10850 "));
+        assert!(says_version("version: 0.6.0-dev (build 11459, commit ff5888f99)\n", "(build 11459,"));
+        assert!(!says_version("version: 0.6.0-dev (build 114590, commit ff5888f99)\n", "(build 11459,"));
         assert!(!says_version("version: 108500 (fe14399)\n", "version: 10850 "));
     }
 }

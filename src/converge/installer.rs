@@ -9,8 +9,8 @@ use super::record::{InstallRecord, Paths};
 use super::status::{Attempt, Outcome, State, Status};
 use super::{Config, archives, checks, packages, python, record};
 use crate::host::Host;
-use crate::recipe::{self, Build, Engine, Plan, Refusal, Source, Want};
-use crate::release::{Origin, ReleaseSource};
+use crate::recipe::{self, Build, Engine, Plan, Published, Refusal, Source, Want};
+use crate::release::{Origin, ReleaseError, ReleaseSource};
 use crate::system::System;
 
 /// One pass of the installer over a machine.
@@ -21,6 +21,13 @@ pub struct Installer<'a> {
     /// The release metadata of the want being converged: the publisher's,
     /// seen once per pass, or while an offline want converges, its mirror's.
     source: ReleaseSource,
+}
+
+/// What looking at earlier installs found: builds removed as broken, notes.
+#[derive(Default)]
+struct Earlier {
+    attempts: Vec<Attempt>,
+    notes: Vec<String>,
 }
 
 /// What an install already on the machine turned out to be.
@@ -71,57 +78,99 @@ impl<'a> Installer<'a> {
             );
             return refused(want, State::Unsupported, reason, vec![]);
         }
-        match recipe::plan(want, self.host) {
-            Ok(plan) => self.install_plan(want, plan),
+        // An install already recorded answers without the network: the
+        // rules' plan names the builds that can be installed here.
+        let mut earlier = Earlier::default();
+        if let Ok(plan) = recipe::plan_published(want, self.host, Published::Unknown)
+            && let Some(ready) = self.with_origin(want, |me| me.already_installed(want, &plan, &mut earlier))
+        {
+            return ready;
+        }
+        // Then the release, where its assets say which builds exist: a
+        // version that does not exist is said as such, and a build whose
+        // assets the release lacks is left out, saying so.
+        let listed: Option<Vec<String>> = match (origin.is_mirror(), recipe::release_of(want)) {
+            (false, Some((repo, tag))) => match self.source.release(self.sys, repo, &tag) {
+                Ok(release) => Some(release.assets.iter().map(|a| a.name.clone()).collect()),
+                Err(e @ ReleaseError::NoRelease { .. }) => {
+                    return refused(want, State::Failed, e.to_string(), vec![]);
+                }
+                // Not to be had now (a 500, the network): the rules plan,
+                // and each build says why it could not be fetched.
+                Err(_) => None,
+            },
+            _ => None,
+        };
+        let published = listed.as_deref().map_or(Published::Unknown, Published::Assets);
+        match recipe::plan_published(want, self.host, published) {
+            // The release's plan can name builds the rules did not (a
+            // toolkit the tag table has not heard of): their installs too.
+            Ok(plan) => self.with_origin(want, |me| match me.already_installed(want, &plan, &mut earlier) {
+                Some(ready) => ready,
+                None => me.try_candidates(want, &plan, earlier),
+            }),
             Err(Refusal::NotHere { reason }) => refused(want, State::NotHere, reason, vec![]),
             Err(Refusal::Unsupported { reason, excluded }) => refused(want, State::Unsupported, reason, excluded),
         }
     }
 
     /// Installs the first candidate of `plan` that works, from the want's
-    /// origin; the plan can come from a recipe or from a test.
+    /// origin; the plan can come from a recipe or from a test. An install
+    /// already recorded for the want answers first.
     pub fn install_plan(&mut self, want: &Want, plan: Plan) -> Status {
-        let origin = Origin::of(want);
-        let mut mirror = ReleaseSource::new(&self.cfg.github_api, origin.clone());
-        if origin.is_mirror() {
-            std::mem::swap(&mut self.source, &mut mirror);
-        }
-        let status = self.try_candidates(want, &plan);
-        if origin.is_mirror() {
-            std::mem::swap(&mut self.source, &mut mirror);
-        }
-        status
+        self.with_origin(want, |me| {
+            let mut earlier = Earlier::default();
+            match me.already_installed(want, &plan, &mut earlier) {
+                Some(ready) => ready,
+                None => me.try_candidates(want, &plan, earlier),
+            }
+        })
     }
 
-    fn try_candidates(&mut self, want: &Want, plan: &Plan) -> Status {
-        let mut attempts: Vec<Attempt> = Vec::new();
-        let mut notes = plan.notes.clone();
-        let mut failures: Vec<String> = Vec::new();
+    /// Runs `f` with the release source of the want's origin (a mirror's
+    /// for an offline want).
+    fn with_origin<T>(&mut self, want: &Want, f: impl FnOnce(&mut Self) -> T) -> T {
+        let origin = Origin::of(want);
+        if !origin.is_mirror() {
+            return f(self);
+        }
+        let mut mirror = ReleaseSource::new(&self.cfg.github_api, origin);
+        std::mem::swap(&mut self.source, &mut mirror);
+        let out = f(self);
+        std::mem::swap(&mut self.source, &mut mirror);
+        out
+    }
 
-        // 1. An install already recorded for this want, in the recipe's order
-        // of preference. One made for another want (`:vulkan` asked for by
-        // name) does not answer a want that leaves the choice to the machine.
+    /// An install already recorded for this want, in the recipe's order of
+    /// preference, that verifies: its ready status. One made for another
+    /// want (`:vulkan` asked for by name) does not answer a want that leaves
+    /// the choice to the machine. A broken one is removed, said in `earlier`.
+    fn already_installed(&mut self, want: &Want, plan: &Plan, earlier: &mut Earlier) -> Option<Status> {
         for build in &plan.candidates {
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
             match self.verify_installed(want, build, &paths) {
                 Verified::Absent => {}
-                Verified::Untrusted(why) => {
+                Verified::Untrusted(why) if !earlier.notes.contains(&why) => {
                     tracing::info!(variant = %build.variant, "{why}");
-                    notes.push(why);
+                    earlier.notes.push(why);
                 }
+                Verified::Untrusted(_) => {}
                 Verified::Whole(binary, why) => {
+                    let mut attempts = std::mem::take(&mut earlier.attempts);
                     attempts.push(Attempt::new(&build.variant, Outcome::Verified, why));
                     attempts.extend(left_out(plan));
+                    let mut notes = plan.notes.clone();
+                    notes.append(&mut earlier.notes);
                     notes.extend(build.note.clone());
                     let how = "was installed earlier; every file verifies and it still works";
-                    return ready(want, build, binary, notes, attempts, how);
+                    return Some(ready(want, build, binary, notes, attempts, how));
                 }
                 Verified::Broken(why) => {
                     let why = self.say(why);
                     tracing::warn!(variant = %build.variant, "installed build no longer works: {why}");
                     let _ = self.sys.remove(&paths.install);
                     let _ = self.sys.remove(&paths.record);
-                    attempts.push(Attempt::new(
+                    earlier.attempts.push(Attempt::new(
                         &build.variant,
                         Outcome::Stale,
                         format!("installed earlier and removed: {why}"),
@@ -129,8 +178,16 @@ impl<'a> Installer<'a> {
                 }
             }
         }
+        None
+    }
 
-        // 2. Each candidate in turn.
+    /// Installs each candidate in turn until one works.
+    fn try_candidates(&mut self, want: &Want, plan: &Plan, earlier: Earlier) -> Status {
+        let Earlier { mut attempts, notes: earlier_notes } = earlier;
+        let mut notes = plan.notes.clone();
+        notes.extend(earlier_notes);
+        let mut failures: Vec<String> = Vec::new();
+
         for build in &plan.candidates {
             let _span = tracing::info_span!("build", variant = %build.variant).entered();
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
@@ -251,7 +308,7 @@ impl<'a> Installer<'a> {
     fn install_build(&mut self, want: &Want, build: &Build, paths: &Paths) -> Result<(PathBuf, String), BuildFailure> {
         // The release first: a version that does not exist costs nothing more.
         match &build.source {
-            Source::Archives { repo, tag, assets } => {
+            Source::Archives { repo, tag, assets, .. } => {
                 // Every asset verifiable before any is downloaded: an offline
                 // asset without the control plane's checksum is never fetched.
                 for name in assets {

@@ -16,11 +16,11 @@ use crate::recipe::{self, Build, Engine, Source, Want};
 /// One build as a bundle carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BundledBuild {
-    /// The variant: `cpu`, `cuda-13.3`, `x86_64`.
+    /// The variant: `cpu`, `cuda-13.4`, `x86_64`.
     pub variant: String,
     /// `owner/name` of the GitHub repository publishing it: `ggml-org/llama.cpp`.
     pub repo: String,
-    /// The release tag: `b10850`.
+    /// The release tag: `b11459`.
     pub tag: String,
     /// The release assets that make the build, in unpacking order.
     pub assets: Vec<String>,
@@ -89,7 +89,7 @@ pub fn builds(engine: Engine, version: &str, arch: Arch) -> Result<Vec<BundledBu
 
 fn bundled(b: &Build) -> Option<BundledBuild> {
     match &b.source {
-        Source::Archives { repo, tag, assets } => Some(BundledBuild {
+        Source::Archives { repo, tag, assets, .. } => Some(BundledBuild {
             variant: b.variant.clone(),
             repo: repo.clone(),
             tag: tag.clone(),
@@ -124,7 +124,7 @@ mod tests {
     use super::*;
 
     fn variants(engine: Engine, arch: Arch) -> Vec<String> {
-        builds(engine, if engine == Engine::Uv { "0.12.20" } else { "b10850" }, arch)
+        builds(engine, if engine == Engine::Uv { "0.12.20" } else { "b11459" }, arch)
             .unwrap()
             .into_iter()
             .map(|b| b.variant)
@@ -133,13 +133,13 @@ mod tests {
 
     #[test]
     fn every_llama_cpp_build_per_architecture() {
-        assert_eq!(variants(Engine::LlamaCpp, Arch::Amd64), ["cpu", "cuda-13.3", "cuda-12.8", "vulkan"]);
-        assert_eq!(variants(Engine::LlamaCpp, Arch::Arm64), ["cpu", "cuda-13.3", "vulkan"]);
+        assert_eq!(variants(Engine::LlamaCpp, Arch::Amd64), ["cpu", "cuda-13.4", "cuda-12.8", "vulkan"]);
+        assert_eq!(variants(Engine::LlamaCpp, Arch::Arm64), ["cpu", "cuda-13.4", "vulkan"]);
         assert_eq!(variants(Engine::Uv, Arch::Arm64), ["aarch64"]);
-        let cuda = &builds(Engine::LlamaCpp, "b10850", Arch::Amd64).unwrap()[1];
+        let cuda = &builds(Engine::LlamaCpp, "b11459", Arch::Amd64).unwrap()[1];
         assert_eq!(
             cuda.assets,
-            ["llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz", "cudart-llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz"]
+            ["llama-b11459-bin-ubuntu-cuda-13.4-x64.tar.gz", "cudart-llama-b11459-bin-ubuntu-cuda-13.4-x64.tar.gz"]
         );
     }
 
@@ -147,8 +147,8 @@ mod tests {
     fn python_engines_and_other_architectures_are_refused_in_words() {
         let e = builds(Engine::Vllm, "0.20.1", Arch::Amd64).unwrap_err().to_string();
         assert!(e.contains("vllm is installed from PyPI") && e.contains("offline bundle does not carry"), "{e}");
-        let e = builds(Engine::LlamaCpp, "b10850", Arch::Ppc64le).unwrap_err().to_string();
-        assert!(e.starts_with("no build of llama.cpp b10850 for ppc64le: "), "{e}");
+        let e = builds(Engine::LlamaCpp, "b11459", Arch::Ppc64le).unwrap_err().to_string();
+        assert!(e.starts_with("no build of llama.cpp b11459 for ppc64le: "), "{e}");
         assert!(builds(Engine::LlamaCpp, "10850", Arch::Amd64).is_err());
     }
 }

@@ -714,7 +714,7 @@ mod tests {
 
     #[test]
     fn a_bundle_plan_is_every_build_per_architecture_and_refuses_python_engines() {
-        let wants = [Want::parse("uv@0.12.20").unwrap(), Want::parse("llama.cpp@b10850").unwrap()];
+        let wants = [Want::parse("uv@0.12.20").unwrap(), Want::parse("llama.cpp@b11459").unwrap()];
         let p = plan(&wants, &[Arch::Amd64, Arch::Arm64]).unwrap();
         // llama.cpp: amd64 cpu 1 + cuda 2 + 2 + vulkan 1; arm64 cpu 1 + cuda 2 + vulkan 1; uv: 2.
         assert_eq!(p.len(), 6 + 4 + 2);

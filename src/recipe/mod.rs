@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
+pub use llama_cpp::build_in_version_line;
 pub use python::UV_VERSION;
 pub use want::{
     Engine, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
@@ -49,9 +50,10 @@ pub struct Build {
     pub binary: String,
     /// Arguments that make the binary print its version and exit 0.
     pub version_args: Vec<String>,
-    /// Text the version command's output (stdout and stderr) must contain:
-    /// the proof that what was installed is the version asked for.
-    pub version_says: String,
+    /// Texts one of which the version command's output (stdout and stderr)
+    /// must contain: the proof that what was installed is the version asked
+    /// for (a program whose version line changed form has two).
+    pub version_says: Vec<String>,
     /// Libraries the binary loads at run time (dlopen) rather than links,
     /// each found beside the binary: `ldd` of the binary cannot see what
     /// they need, so each is checked with its own `ldd`.
@@ -82,6 +84,12 @@ pub enum Source {
         tag: String,
         /// The asset names.
         assets: Vec<String>,
+        /// Those of `assets` whose files go beside the binary, whatever
+        /// their archive's top-level directory: a runtime the binary's
+        /// RUNPATH (`$ORIGIN`) must find (llama.cpp's `cudart-…` companion,
+        /// which unpacks into a directory of its own).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        beside_binary: Vec<String>,
     },
     /// A Python environment created and filled by uv.
     Python(PythonEnv),
@@ -211,14 +219,43 @@ pub enum Refusal {
     },
 }
 
-/// The variants an engine publishes, for checking a want's `:VARIANT`.
-pub fn variants(engine: Engine) -> &'static [&'static str] {
+/// Whether `engine` publishes a build named `variant`, for checking a
+/// want's `:VARIANT` (llama.cpp's CUDA builds are named after their
+/// toolkit: any `cuda-X.Y`).
+pub fn is_variant(engine: Engine, variant: &str) -> bool {
     match engine {
-        Engine::LlamaCpp => llama_cpp::VARIANTS,
-        Engine::Uv => uv::VARIANTS,
-        Engine::Vllm => vllm::VARIANTS,
-        Engine::Sglang => sglang::VARIANTS,
+        Engine::LlamaCpp => llama_cpp::is_variant(variant),
+        Engine::Uv => uv::VARIANTS.contains(&variant),
+        Engine::Vllm => vllm::VARIANTS.contains(&variant),
+        Engine::Sglang => sglang::VARIANTS.contains(&variant),
     }
+}
+
+/// An engine's variants in words, for a message: `cu13, cu129, cu12`.
+pub fn variants_in_words(engine: Engine) -> String {
+    match engine {
+        Engine::LlamaCpp => llama_cpp::VARIANTS_IN_WORDS.to_string(),
+        Engine::Uv => uv::VARIANTS.join(", "),
+        Engine::Vllm => vllm::VARIANTS.join(", "),
+        Engine::Sglang => sglang::VARIANTS.join(", "),
+    }
+}
+
+/// What is known of the release a want's builds are published in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published<'a> {
+    /// The release's asset names, as the publisher (or a saved release
+    /// JSON) lists them: a build whose assets are missing is left out.
+    Assets(&'a [String]),
+    /// Not known (a plan made offline): the recipe's rules decide.
+    Unknown,
+}
+
+/// The GitHub release a want's builds are published in, when they are the
+/// assets of one (llama.cpp): `(repo, tag)`. A release's asset list decides
+/// which of its builds exist ([`plan_published`]).
+pub fn release_of(want: &Want) -> Option<(&'static str, String)> {
+    (want.engine == Engine::LlamaCpp).then(|| (llama_cpp::REPO, want.version.clone()))
 }
 
 /// The candidates for a want on a host, best first, with every build left
@@ -228,6 +265,15 @@ pub fn variants(engine: Engine) -> &'static [&'static str] {
 /// [`Refusal::NotHere`] when the engine is not for this kind of node;
 /// [`Refusal::Unsupported`] when no build can run, with every reason.
 pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
+    plan_published(want, host, Published::Unknown)
+}
+
+/// As [`plan`], from what is known of the release: a build whose assets
+/// the release lacks is left out, saying so.
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_published(want: &Want, host: &Host, published: Published) -> Result<Plan, Refusal> {
     // Every build here is linked against glibc: llama.cpp's and uv's are
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
     let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);
@@ -249,7 +295,7 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         )));
     }
     match want.engine {
-        Engine::LlamaCpp => llama_cpp::plan(want, host),
+        Engine::LlamaCpp => llama_cpp::plan(want, host, published),
         Engine::Uv => uv::plan(want, host),
         Engine::Vllm => vllm::plan(want, host),
         Engine::Sglang => sglang::plan(want, host),
@@ -257,7 +303,7 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
 }
 
 /// What a build needs of the host's NVIDIA side.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct GpuNeeds {
     /// Driver branch every GPU needs (the CUDA runtime, compressed fatbins).
     pub driver: Option<u32>,
@@ -269,12 +315,12 @@ pub(crate) struct GpuNeeds {
 }
 
 /// A build's machine code, and the driver its PTX needs on other GPUs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Jit {
     /// SASS for the family (`86-real` runs on 8.6, 8.7, 8.9).
-    pub sass: &'static [ComputeCapability],
+    pub sass: Vec<ComputeCapability>,
     /// Arch-specific SASS (`120a-real` runs on 12.0 alone).
-    pub sass_exact: &'static [ComputeCapability],
+    pub sass_exact: Vec<ComputeCapability>,
     /// The driver branch that compiles the PTX.
     pub driver: u32,
 }
@@ -294,10 +340,10 @@ impl GpuNeeds {
         // The driver a host needs is the most any of its GPUs needs: a GPU
         // the build carries only as PTX needs the driver that compiles it.
         let mut need = self.driver.map(|d| (d, String::new()));
-        if let Some(jit) = self.jit {
+        if let Some(jit) = &self.jit {
             for g in &nv.gpus {
                 let cc = g.compute_capability;
-                let covered = nvidia::sass_covers(jit.sass, jit.sass_exact, cc);
+                let covered = nvidia::sass_covers(&jit.sass, &jit.sass_exact, cc);
                 if !covered && self.min_cc.is_none_or(|m| cc >= m) && need.as_ref().is_none_or(|(d, _)| *d < jit.driver)
                 {
                     need = Some((jit.driver, format!(" (compute capability {cc} is carried as PTX only)")));

@@ -75,7 +75,7 @@ pub(super) fn env_build(
         packages: compiler_packages(),
         binary: binary.to_string(),
         version_args,
-        version_says: says,
+        version_says: vec![says],
         runtime_libraries: vec![],
         gpu: None,
         cpu_flags: vec![],

@@ -196,11 +196,15 @@ impl Want {
     /// the field's name (`offline_sha256.<asset>: …`).
     pub fn validate(&self) -> Result<(), String> {
         self.engine.check_version(&self.version)?;
-        if let Some(v) = &self.variant {
-            let known = super::variants(self.engine);
-            if !known.contains(&v.as_str()) {
-                return Err(format!("{} has no variant `{v}`; its variants are {}", self.engine, known.join(", ")));
-            }
+        if let Some(v) = &self.variant
+            && !super::is_variant(self.engine, v)
+        {
+            return Err(format!(
+                "{} has no variant `{}`; its variants are {}",
+                self.engine,
+                crate::text::for_terminal(v),
+                super::variants_in_words(self.engine)
+            ));
         }
         match &self.offline_base {
             Some(base) => {

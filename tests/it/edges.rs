@@ -35,12 +35,12 @@ fn a_proxy_in_the_environment_does_not_reach_the_loopback_server() {
 
 #[test]
 fn an_install_asked_for_by_variant_does_not_answer_a_want_without_one() {
-    let mut sim = Simulation::start(super::host("rtx3090-ubuntu22.04-driver550.json")).unwrap();
-    let r = sim.converge(&wants(&["llama.cpp@b10850:vulkan", "llama.cpp@b10850"]));
+    let mut sim = Simulation::start(super::host("a100-ubuntu24.04-driver580.json")).unwrap();
+    let r = sim.converge(&wants(&["llama.cpp@b11459:vulkan", "llama.cpp@b11459"]));
     assert_eq!(r.engines[0].variant.as_deref(), Some("vulkan"));
     assert_eq!(r.engines[1].variant.as_deref(), Some("cuda-12.8"), "{:?}", r.engines[1].attempts);
     // And each is found again, as it was asked for.
-    let again = sim.converge(&wants(&["llama.cpp@b10850:vulkan", "llama.cpp@b10850"]));
+    let again = sim.converge(&wants(&["llama.cpp@b11459:vulkan", "llama.cpp@b11459"]));
     assert!(again.engines.iter().all(|s| s.attempts[0].outcome == Outcome::Verified));
 }
 
@@ -95,7 +95,7 @@ fn a_gb10_class_gpu_on_x86_is_not_served_by_the_arch_specific_12_0_code() {
         v["nvidia"]["gpus"][0]["name"] = "NVIDIA RTX PRO 12.1 (hypothetical)".into();
         v["nvidia"]["gpus"][0]["compute_capability"] = "12.1".into();
     });
-    let r = simulate(&host, &wants(&["llama.cpp@b10850"])).unwrap();
+    let r = simulate(&host, &wants(&["llama.cpp@b11459"])).unwrap();
     assert_eq!(r.engines[0].variant.as_deref(), Some("vulkan"));
     let cuda = r.engines[0].attempts.iter().find(|a| a.variant == "cuda-12.8").unwrap();
     assert!(cuda.reason.contains("compute capability 12.1 is carried as PTX only"), "{}", cuda.reason);

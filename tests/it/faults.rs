@@ -182,7 +182,7 @@ fn assert_nothing_half_installed(sim: &Simulation, installed: bool) {
     assert_eq!(record.exists(), installed, "{}", record.display());
     if installed {
         let record = std::fs::read_to_string(record).unwrap();
-        assert!(record.contains("60dff90f970a5efdc4974447f48891ca8b27371dad9d27b829fe59b6347bc5d4"), "{record}");
+        assert!(record.contains("191bf42b6de8bf68f58bf13f8dc18d1990a78fe880a5d0dbeb3f25949637b815"), "{record}");
     }
 }
 

@@ -77,32 +77,26 @@ fn the_shards_json_together_is_byte_for_byte_the_whole_matrix() {
 }
 
 #[test]
-fn ggml_default_architectures_for_cuda_13_show_as_drift_and_fall_back() {
-    let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda13-ggml-default-archs.json"))
-        .unwrap();
+fn cuda_builds_without_ptx_show_as_drift_where_the_recipe_counted_on_ptx() {
+    let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda-without-ptx.json")).unwrap();
     let catalog = Scenario::from_json(&text).unwrap().apply(embedded_catalog()).unwrap();
     let hosts = hosts(&[
         "h100-ubuntu24.04-driver580.json",
         "a100-ubuntu24.04-driver580.json",
-        "t4-ubuntu22.04-driver580.json",
         "b200-ubuntu24.04-driver580.json",
-        "rtx3090-ubuntu22.04-driver550.json",
+        "l4-smalldisk-ubuntu24.04-driver580.json",
     ]);
-    let wants = vec![llmgw::recipe::Want::parse("llama.cpp@b10850").unwrap()];
+    let wants = vec![llmgw::recipe::Want::parse("llama.cpp@b11459").unwrap()];
     let cells = matrix::run(&hosts, &wants, &catalog, None, 2).unwrap();
     for c in &cells {
-        if c.host.starts_with("rtx3090") {
-            assert!(c.drift.is_none(), "8.6 has SASS in both: {:?}", c.drift);
+        if c.host.starts_with("l4") {
+            assert!(c.drift.is_none(), "8.9 has SASS in every CUDA build: {:?}", c.drift);
+            assert_eq!(c.status.variant.as_deref(), Some("cuda-13.4"));
             continue;
         }
         let drift = c.drift.as_deref().unwrap_or_else(|| panic!("{} is not drift", c.host));
-        assert!(drift.contains("cuda-13.3 failed its GPU check"), "{drift}");
-        assert_eq!(
-            c.status.variant.as_deref(),
-            Some("cuda-12.8"),
-            "{} falls back to the next build that works",
-            c.host
-        );
+        assert!(drift.contains("cuda-12.8 failed its GPU check"), "{drift}");
+        assert_eq!(c.status.variant.as_deref(), Some("vulkan"), "{} falls back to the next build that works", c.host);
     }
     // Without the scenario there is no drift there.
     let plain = matrix::run(&hosts, &wants, embedded_catalog(), None, 2).unwrap();
@@ -129,12 +123,12 @@ fn a_changed_outcome_fails_the_check_in_every_format() {
     assert_eq!(table.status.code(), Some(1));
     let out = String::from_utf8(table.stdout).unwrap();
     assert!(
-        out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains("1 of 6 cells differ"),
+        out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains("1 of 7 cells differ"),
         "{out}"
     );
     let junit = String::from_utf8(run(&["--check", "--format", "junit"]).stdout).unwrap();
     assert!(junit.contains("<failure") && junit.contains("expected ready cuda-12.8, now ready vulkan"), "{junit}");
-    assert_eq!(junit.matches("<testcase").count(), 6, "one per want");
+    assert_eq!(junit.matches("<testcase").count(), 7, "one per want");
     let json: serde_json::Value = serde_json::from_slice(&run(&["--check", "--format", "json"]).stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
     let md = String::from_utf8(run(&["--check", "--format", "markdown"]).stdout).unwrap();
@@ -150,14 +144,23 @@ fn update_refuses_a_shard_a_setting_or_a_scenario() {
 
 #[test]
 fn what_if_shows_only_what_changes() {
-    let out = llmgw()
-        .args(["simulate", "--host", "matrix/hosts/v100.json", "--set", "nvidia.driver=580.95.05", "--diff"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    // A driver alone changes nothing on Ubuntu 22.04: the CUDA builds need glibc 2.38.
+    let what_if = |sets: &[&str]| {
+        let mut c = llmgw();
+        c.args(["simulate", "--host", "matrix/hosts/v100.json", "--diff"]);
+        for s in sets {
+            c.args(["--set", s]);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
     assert_eq!(
-        text,
-        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05:\n  llama.cpp@b10850: vulkan b10850 -> cuda-12.8 b10850\n"
+        what_if(&["nvidia.driver=580.95.05"]),
+        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05:\n  nothing changes\n"
+    );
+    assert_eq!(
+        what_if(&["nvidia.driver=580.95.05", "os.glibc=2.39", "os.glibcxx=3.4.33"]),
+        "host: v100-ubuntu22.04-driver535\nwith nvidia.driver=580.95.05, os.glibc=2.39, os.glibcxx=3.4.33:\n  \
+         llama.cpp@b11459: vulkan b11459 -> cuda-12.8 b11459\n"
     );
     let bad =
         llmgw().args(["simulate", "--host", "matrix/hosts/v100.json", "--set", "nvidia.drvier=1"]).output().unwrap();
@@ -168,13 +171,14 @@ fn what_if_shows_only_what_changes() {
 #[test]
 fn a_driver_upgrade_across_the_matrix_lists_the_cells_it_changes() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["v100.json", "nogpu-debian12.json"] {
+    for f in ["h100-ubuntu24.04-driver580.json", "nogpu-debian12.json"] {
         std::fs::copy(super::host_path(f), dir.path().join(f)).unwrap();
     }
+    // Driver 615 JITs CUDA 13.4's PTX: the H100 moves to the newer build.
     let out = llmgw()
         .args(["matrix", "--hosts"])
         .arg(dir.path())
-        .args(["--set", "nvidia.driver=580.95.05", "--diff"])
+        .args(["--set", "nvidia.driver=615.71.09", "--diff"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -182,6 +186,6 @@ fn a_driver_upgrade_across_the_matrix_lists_the_cells_it_changes() {
     // The GPU-less host has no driver to set: it is left out, said so.
     assert_eq!(out.status.code(), Some(0), "{text}{stderr}");
     assert!(stderr.contains("left out 1 host(s)") && stderr.contains("nogpu-debian12"), "{stderr}");
-    assert!(text.contains("v100 llama.cpp@b10850: ready vulkan -> ready cuda-12.8"), "{text}");
+    assert!(text.contains("h100-ubuntu24.04-driver580 llama.cpp@b11459: ready cuda-12.8 -> ready cuda-13.4"), "{text}");
     assert!(!text.contains("uv@"), "unchanged cells are not shown: {text}");
 }

@@ -34,7 +34,7 @@ fn server_source(call: &str) -> String {
 {decl}
 int main(int argc, char **argv) {{
     {call}
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {{ fprintf(stderr, "version: 10850 (fe14399)\nbuilt with cc\n"); return 0; }}
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {{ fprintf(stderr, "version: 0.4.0-dev (build 10850, commit fe14399)\nbuilt with cc\n"); return 0; }}
     if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) {{
         printf("Available devices:\n  CUDA0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
         printf("  Vulkan0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");

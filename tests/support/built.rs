@@ -5,7 +5,7 @@ use llmgw::sim::truth::{Asset, Catalog, File, Release};
 
 /// A file of real bytes (mode 0755) at `path` under the archive's top directory.
 pub fn raw(path: &str, bytes: &[u8]) -> File {
-    File { path: path.into(), elf: None, text: None, raw: Some(bytes.to_vec()) }
+    File { path: path.into(), raw: Some(bytes.to_vec()), ..File::default() }
 }
 
 /// An asset of `files` under `llama-b10850/`.
@@ -39,6 +39,7 @@ pub fn release(assets: Vec<Asset>, made_by: &str) -> Catalog {
             tag: "b10850".into(),
             commit: "fe14399".into(),
             published_at: "2026-10-20T14:03:11Z".into(),
+            prerelease: true,
             sources: vec![made_by.into()],
             assets,
         }],

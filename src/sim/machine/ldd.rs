@@ -133,12 +133,34 @@ fn lib_dir(host: &Host) -> String {
     }
 }
 
+/// Every library some simulated host provides ([`system_library`] says
+/// which host): glibc's, the C++ runtime, OpenMP, the Vulkan loader, the
+/// dynamic loaders, and the NVIDIA driver's.
+pub const SYSTEM_LIBRARIES: &[&str] = &[
+    "libc.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "libpthread.so.0",
+    "librt.so.1",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+    "libstdc++.so.6",
+    "libgcc_s.so.1",
+    "libgomp.so.1",
+    "libvulkan.so.1",
+    "libcuda.so.1",
+    "libnvidia-ml.so.1",
+];
+
 /// Where the host provides library `lib`, or `None`.
 pub(crate) fn system_library(host: &Host, lib: &str) -> Option<String> {
     let glibc = host.os.libc == Libc::Glibc;
     let installed = |names: &[&str]| names.iter().any(|n| host.packages.installed.contains(*n));
     let present = match lib {
         "libc.so.6" | "libm.so.6" | "libdl.so.2" | "libpthread.so.0" | "librt.so.1" => glibc,
+        // The dynamic loader, which NVIDIA's libraries name among their needs.
+        "ld-linux-x86-64.so.2" => glibc && host.arch == crate::host::Arch::Amd64,
+        "ld-linux-aarch64.so.1" => glibc && host.arch == crate::host::Arch::Arm64,
         "libstdc++.so.6" | "libgcc_s.so.1" => glibc && host.os.glibcxx.is_some(),
         // OpenMP's runtime: Debian/Ubuntu libgomp1; RHEL, Amazon Linux, Alpine libgomp.
         "libgomp.so.1" => glibc && installed(&["libgomp1", "libgomp"]),

@@ -256,7 +256,7 @@ impl ApiRelease {
             target_commitish: default_branch(repo).to_string(),
             name: release.tag.clone(),
             draft: false,
-            prerelease: false,
+            prerelease: release.prerelease,
             created_at: at.clone(),
             updated_at: at.clone(),
             published_at: at.clone(),

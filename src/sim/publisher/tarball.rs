@@ -20,12 +20,14 @@ const ELF_MODE: u32 = 0o755;
 const TEXT_MODE: u32 = 0o644;
 /// Mode of directories in the archive.
 const DIR_MODE: u32 = 0o755;
+/// Mode of symbolic links in the archive (as GNU tar writes them).
+const LINK_MODE: u32 = 0o777;
 
 /// The asset as a gzip-compressed tar archive; every entry's mtime is
 /// `mtime` (Unix seconds).
 ///
 /// Entries: `top/`, then for each file its not yet written parent
-/// directories and `top/path`. ELF files hold [`ElfStub::to_bytes`] with mode
+/// directories and `top/path`: a symbolic link for a file with a `link`. ELF files hold [`ElfStub::to_bytes`] with mode
 /// 0755, text files their text with mode 0644 (a file with neither is empty);
 /// GNU headers, uid and gid 0, empty user and group names. The gzip header
 /// carries no file name and mtime 0, compression level 6 (the default).
@@ -50,6 +52,12 @@ pub fn build(asset: &Asset, mtime: u64) -> Vec<u8> {
             if dirs.insert(parent.clone()) {
                 append_dir(&mut tar, &format!("{}/{parent}", asset.top), mtime);
             }
+        }
+        if let Some(target) = &file.link {
+            let mut header = header(tar::EntryType::Symlink, LINK_MODE, mtime);
+            tar.append_link(&mut header, format!("{}/{}", asset.top, file.path), target)
+                .expect("writing a tar entry to memory cannot fail");
+            continue;
         }
         let (data, mode) = match (&file.raw, &file.elf, &file.text) {
             (Some(raw), _, _) => (raw.clone(), ELF_MODE),
@@ -113,10 +121,11 @@ mod tests {
             name: "t.tar.gz".into(),
             top: "llama-b1".into(),
             files: vec![
-                File { path: "llama-server".into(), elf: Some(server), text: None, raw: None },
-                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), text: None, raw: None },
-                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), text: None, raw: None },
-                File { path: "LICENSE".into(), elf: None, text: Some("MIT License\n".into()), raw: None },
+                File { path: "llama-server".into(), elf: Some(server), ..File::default() },
+                File { path: "lib/deep/libllama.so".into(), elf: Some(ElfStub::default()), ..File::default() },
+                File { path: "lib/other.so".into(), elf: Some(ElfStub::default()), ..File::default() },
+                File { path: "LICENSE".into(), text: Some("MIT License\n".into()), ..File::default() },
+                File { path: "lib/deep/libllama.so.0".into(), link: Some("libllama.so".into()), ..File::default() },
             ],
             ..Asset::default()
         }
@@ -150,9 +159,12 @@ mod tests {
             if path == "llama-b1/LICENSE" {
                 assert_eq!(data, b"MIT License\n");
             }
+            if path == "llama-b1/lib/deep/libllama.so.0" {
+                assert_eq!(entry.link_name().unwrap().unwrap().to_str(), Some("libllama.so"));
+            }
             seen.push((path, h.entry_type(), h.mode().unwrap()));
         }
-        use tar::EntryType::{Directory as D, Regular as R};
+        use tar::EntryType::{Directory as D, Regular as R, Symlink as L};
         let want = [
             ("llama-b1/", D, 0o755),
             ("llama-b1/llama-server", R, 0o755),
@@ -161,6 +173,7 @@ mod tests {
             ("llama-b1/lib/deep/libllama.so", R, 0o755),
             ("llama-b1/lib/other.so", R, 0o755),
             ("llama-b1/LICENSE", R, 0o644),
+            ("llama-b1/lib/deep/libllama.so.0", L, 0o777),
         ];
         let want: Vec<_> = want.iter().map(|(p, t, m)| (p.to_string(), *t, *m)).collect();
         assert_eq!(seen, want);

@@ -39,17 +39,18 @@ fn asset<'a>(release: &'a Value, name: &str) -> &'a Value {
 fn serves_the_release_and_each_archive_matches_its_digest() {
     let server = FakeServer::start(embedded_catalog()).unwrap();
     let base = server.base_url();
-    let release = release_json(&server, "ggml-org/llama.cpp", "b10850");
-    assert_eq!(release["tag_name"], "b10850");
+    let release = release_json(&server, "ggml-org/llama.cpp", "b11459");
+    assert_eq!(release["tag_name"], "b11459");
     assert_eq!(release["target_commitish"], "master");
-    assert_eq!((release["draft"].as_bool(), release["prerelease"].as_bool()), (Some(false), Some(false)));
+    // llama.cpp's b<N> releases are prereleases.
+    assert_eq!((release["draft"].as_bool(), release["prerelease"].as_bool()), (Some(false), Some(true)));
     assert_eq!(release["assets"].as_array().unwrap().len(), 10);
 
-    let name = "llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz";
+    let name = "llama-b11459-bin-ubuntu-cuda-12.8-x64.tar.gz";
     let a = asset(&release, name);
     let id = a["id"].as_u64().unwrap();
     assert_eq!(a["url"], format!("{base}/repos/ggml-org/llama.cpp/releases/assets/{id}"));
-    assert_eq!(a["browser_download_url"], format!("{base}/ggml-org/llama.cpp/releases/download/b10850/{name}"));
+    assert_eq!(a["browser_download_url"], format!("{base}/ggml-org/llama.cpp/releases/download/b11459/{name}"));
     assert_eq!((a["state"].as_str(), a["content_type"].as_str()), (Some("uploaded"), Some("application/gzip")));
     assert!(a["label"].is_null());
 
@@ -69,14 +70,14 @@ fn serves_the_release_and_each_archive_matches_its_digest() {
     assert_eq!(format!("sha256:{}", hex::encode(Sha256::digest(&body))), a["digest"].as_str().unwrap());
     assert_eq!(server.downloads(), 1);
 
-    // The archive holds the truth: the CUDA backend's stub, under llama-b10850/.
+    // The archive holds the truth: the CUDA backend's stub, under llama-b11459/.
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(&body[..]));
     let mut cuda = None;
     for entry in tar.entries().unwrap() {
         let mut entry = entry.unwrap();
         let path = entry.path().unwrap().to_string_lossy().into_owned();
-        assert!(path.starts_with("llama-b10850/"), "{path}");
-        if path == "llama-b10850/libggml-cuda.so" {
+        assert!(path.starts_with("llama-b11459/"), "{path}");
+        if path == "llama-b11459/libggml-cuda.so" {
             assert_eq!(entry.header().mode().unwrap(), 0o755);
             let mut data = Vec::new();
             entry.read_to_end(&mut data).unwrap();
@@ -99,8 +100,8 @@ fn serves_the_release_and_each_archive_matches_its_digest() {
     assert_eq!(server.downloads(), 11);
 
     let requests = server.requests();
-    assert_eq!(requests[0], ("GET".to_string(), "/repos/ggml-org/llama.cpp/releases/tags/b10850".to_string()));
-    assert_eq!(requests[1], ("GET".to_string(), format!("/ggml-org/llama.cpp/releases/download/b10850/{name}")));
+    assert_eq!(requests[0], ("GET".to_string(), "/repos/ggml-org/llama.cpp/releases/tags/b11459".to_string()));
+    assert_eq!(requests[1], ("GET".to_string(), format!("/ggml-org/llama.cpp/releases/download/b11459/{name}")));
     assert_eq!(requests.len(), 1 + 1 + 2 + 2 * 10 + 1);
 
     let uv = release_json(&server, "astral-sh/uv", "0.12.20");
@@ -110,7 +111,7 @@ fn serves_the_release_and_each_archive_matches_its_digest() {
 #[test]
 fn archives_and_ids_are_the_same_from_start_to_start() {
     let digests = |s: &FakeServer| -> Vec<(Value, Value, Value)> {
-        [("ggml-org/llama.cpp", "b10850"), ("astral-sh/uv", "0.12.20"), ("vllm-project/vllm", "v0.20.1")]
+        [("ggml-org/llama.cpp", "b11459"), ("astral-sh/uv", "0.12.20"), ("vllm-project/vllm", "v0.20.1")]
             .iter()
             .flat_map(|(repo, tag)| {
                 let r = release_json(s, repo, tag);
@@ -147,7 +148,7 @@ fn an_unknown_tag_is_githubs_404() {
     assert_eq!(resp.headers()["content-type"], "application/json; charset=utf-8");
     assert_eq!(resp.headers()["x-ratelimit-limit"], "60");
     assert_eq!(resp.text().unwrap(), NOT_FOUND_TAG);
-    let missing = format!("{}/ggml-org/llama.cpp/releases/download/b10850/nope.tar.gz", server.base_url());
+    let missing = format!("{}/ggml-org/llama.cpp/releases/download/b11459/nope.tar.gz", server.base_url());
     assert_eq!(client(true).get(missing).send().unwrap().status(), 404);
     assert_eq!(server.downloads(), 0);
     assert_eq!(server.requests().len(), 2);

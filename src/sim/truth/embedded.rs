@@ -10,6 +10,7 @@ use super::Catalog;
 /// A new release is one more line here and its file under `mocks/`.
 pub(super) const EMBEDDED: &[(&str, &str)] = &[
     ("mocks/llama.cpp/b10850.json", include_str!("../../../mocks/llama.cpp/b10850.json")),
+    ("mocks/llama.cpp/b11459.json", include_str!("../../../mocks/llama.cpp/b11459.json")),
     ("mocks/uv/0.12.20.json", include_str!("../../../mocks/uv/0.12.20.json")),
     ("mocks/vllm/0.20.1.json", include_str!("../../../mocks/vllm/0.20.1.json")),
 ];
@@ -37,7 +38,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("github-503-twice", include_str!("../../../mocks/scenarios/github-503-twice.json")),
     ("github-endless-metadata", include_str!("../../../mocks/scenarios/github-endless-metadata.json")),
     ("github-rate-limit-exhausted", include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json")),
-    ("llama-cuda13-ggml-default-archs", include_str!("../../../mocks/scenarios/llama-cuda13-ggml-default-archs.json")),
+    ("llama-cuda-without-ptx", include_str!("../../../mocks/scenarios/llama-cuda-without-ptx.json")),
     ("machine-crash-before-rename", include_str!("../../../mocks/scenarios/machine-crash-before-rename.json")),
     ("machine-disk-fills-up", include_str!("../../../mocks/scenarios/machine-disk-fills-up.json")),
     ("machine-package-manager-fails", include_str!("../../../mocks/scenarios/machine-package-manager-fails.json")),

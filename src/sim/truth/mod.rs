@@ -148,6 +148,10 @@ pub struct Release {
     pub commit: String,
     /// When it was published, RFC 3339 UTC; also every archive entry's mtime.
     pub published_at: String,
+    /// Whether GitHub marks it a prerelease (llama.cpp's `b<N>` releases
+    /// are since 2026-08-25; docs/facts.md §1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prerelease: bool,
     /// Where each fact of this file comes from.
     pub sources: Vec<String>,
     /// The release's assets, in the order GitHub lists them.
@@ -201,8 +205,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One file of an asset: a simulated ELF file or plain text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One file of an asset: a simulated ELF file, plain text or a symbolic link.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct File {
     /// Path under the asset's `top`, `/`-separated: `llama-server`.
@@ -217,6 +221,12 @@ pub struct File {
     /// machine's `ldd` and processes. Not read from `mocks/`.
     #[serde(skip)]
     pub raw: Option<Vec<u8>>,
+    /// A symbolic link to this target instead of a file, relative to the
+    /// link's directory and staying inside the asset (`libllama.so.0`, as
+    /// the archives' SONAME chains `libllama.so -> libllama.so.0 ->
+    /// libllama.so.0.6.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// A Python package index the fake server serves in PyPI's JSON simple API

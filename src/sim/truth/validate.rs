@@ -12,7 +12,8 @@ impl Catalog {
     /// 3339 UTC; no release, asset, index or index file is listed twice; a
     /// wheel asset's `wheel.filename` is its name and it has no `top` nor
     /// `files`; every index is `pypi` or `pytorch-<variant>`; every wheel file
-    /// name starts with its dist's escaped name and version and has tags;
+    /// name starts with its dist's escaped name and version and has tags; a
+    /// file that is a link is nothing else and points inside its asset;
     /// every fault names a release (and asset) of the catalog, answers 1 or
     /// more times, and is a `status` or a `body`, not both.
     ///
@@ -43,6 +44,9 @@ impl Catalog {
                         "{at} {}: sha256_of names `{of}`, which is no archive of the release (and a sidecar has no files)",
                         asset.name
                     ));
+                }
+                for file in &asset.files {
+                    check_link(file).map_err(|e| format!("{at} {} `{}`: {e}", asset.name, file.path))?;
                 }
                 let Some(dist) = &asset.wheel else { continue };
                 let what = format!("{at} {}", asset.name);
@@ -104,6 +108,26 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// Checks that a file which is a symbolic link is only that, and that its
+/// target is relative and stays inside the asset (as the unpacker demands).
+fn check_link(file: &super::File) -> Result<(), String> {
+    let Some(target) = &file.link else { return Ok(()) };
+    if file.elf.is_some() || file.text.is_some() {
+        return Err("a link has no `elf` or `text` of its own".to_string());
+    }
+    let mut depth = file.path.matches('/').count();
+    for part in target.split('/') {
+        match part {
+            "" if target.starts_with('/') => return Err(format!("link to `{target}` is absolute")),
+            ".." if depth == 0 => return Err(format!("link to `{target}` leaves the asset")),
+            ".." => depth -= 1,
+            "" | "." => {}
+            _ => depth += 1,
+        }
+    }
+    Ok(())
 }
 
 /// Checks that a wheel's file name is `{escaped name}-{version}-…`, the
