@@ -37,6 +37,12 @@ use crate::sim::{SimError, Simulation};
 /// 1 KB and 4 KB a host).
 pub const CHUNK: usize = 512;
 
+/// Simulations one fake server serves before a fresh one takes over: the
+/// server keeps every request its routes matched, with the connection's
+/// read buffer (some 8 KB each, 400 KB a simulation). Not under a scenario
+/// whose faults answer a number of `times`: those count across the run.
+pub const SIMULATIONS_PER_SERVER: usize = 48;
+
 /// The name a machine is simulated under: no host description has it.
 pub const PLACEHOLDER_NAME: &str = "llmgw-fleet-machine-3c1f9a";
 
@@ -187,7 +193,12 @@ pub fn run<E>(
     let mut totals = Totals { hosts: positions.len(), ..Totals::default() };
     let mut offline = if plan.offline { offline_rows(ids, &positions, read, plan)? } else { Vec::new() };
     offline.reverse(); // popped from the end, in order
-    let server = Arc::new(FakeServer::start(plan.catalog).map_err(|e| SimError::Server(e.to_string()))?);
+    let mut servers = Servers {
+        catalog: plan.catalog,
+        current: None,
+        served: 0,
+        renew: plan.catalog.faults.iter().all(|f| f.times.is_none()),
+    };
     let mut groups = Groups::default();
     let mut names: HashMap<String, usize> = HashMap::new();
     let mut bad_offline: Vec<String> = Vec::new();
@@ -242,18 +253,20 @@ pub fn run<E>(
         }
         // Each new machine once.
         let wants = plan.wants;
-        let simulate = |host: &Host| -> Result<Vec<Status>, SimError> {
+        let simulate = |host: &Host, server: &Arc<FakeServer>| -> Result<Vec<Status>, SimError> {
             let mut sim = Simulation::on(host.clone(), server.clone())?;
             sim.set_machine_faults(plan.catalog.machine.clone());
             Ok(sim.converge(wants).engines)
         };
         totals.simulations += new_groups.len();
-        for ((g, _), statuses) in new_groups.iter().zip(parallel(&new_groups, plan.jobs, |(_, h)| simulate(h))) {
-            let statuses = statuses?;
-            groups.named[*g] = serde_json::to_string(&statuses)
-                .expect("statuses serialize")
-                .contains(PLACEHOLDER_NAME);
-            groups.statuses[*g] = Some(statuses);
+        for batch in new_groups.chunks(SIMULATIONS_PER_SERVER) {
+            let server = servers.next(batch.len())?;
+            for ((g, _), statuses) in batch.iter().zip(parallel(batch, plan.jobs, |(_, h)| simulate(h, &server))) {
+                let statuses = statuses?;
+                groups.named[*g] =
+                    serde_json::to_string(&statuses).expect("statuses serialize").contains(PLACEHOLDER_NAME);
+                groups.statuses[*g] = Some(statuses);
+            }
         }
         // A machine whose statuses say its name: each of its hosts on its own.
         for slot in &mut slots {
@@ -269,8 +282,14 @@ pub fn run<E>(
             }
         }
         totals.simulations += own.len();
-        let own: Vec<Vec<Status>> =
-            parallel(&own, plan.jobs, simulate).into_iter().collect::<Result<_, SimError>>()?;
+        let mut simulated_own: Vec<Vec<Status>> = Vec::with_capacity(own.len());
+        for batch in own.chunks(SIMULATIONS_PER_SERVER) {
+            let server = servers.next(batch.len())?;
+            for statuses in parallel(batch, plan.jobs, |h| simulate(h, &server)) {
+                simulated_own.push(statuses?);
+            }
+        }
+        let own = simulated_own;
         // The rows, in order.
         let statuses = |s: Source| match s {
             Source::Group(g) => groups.statuses[g].as_deref().expect("simulated above"),
@@ -307,6 +326,32 @@ pub fn run<E>(
         }
     }
     Ok(totals)
+}
+
+/// The fake server simulations run against, renewed every
+/// [`SIMULATIONS_PER_SERVER`] simulations when it may be.
+struct Servers<'a> {
+    catalog: &'a Catalog,
+    current: Option<Arc<FakeServer>>,
+    served: usize,
+    renew: bool,
+}
+
+impl Servers<'_> {
+    /// The server for the next `n` simulations.
+    fn next(&mut self, n: usize) -> Result<Arc<FakeServer>, SimError> {
+        if self.current.is_some() && self.renew && self.served + n > SIMULATIONS_PER_SERVER {
+            // The old one goes first: its requests are what is let go.
+            self.current = None;
+        }
+        if self.current.is_none() {
+            let server = FakeServer::start_unrecorded(self.catalog).map_err(|e| SimError::Server(e.to_string()))?;
+            self.current = Some(Arc::new(server));
+            self.served = 0;
+        }
+        self.served += n;
+        Ok(self.current.clone().expect("started above"))
+    }
 }
 
 /// A host's cells from its machine's statuses.

@@ -21,7 +21,7 @@ use super::{Cell, Shard, is_offline_id};
 pub const EXAMPLES: usize = 3;
 
 /// Host ids kept for each reason a host is left out, to list on stderr.
-pub const LEFT_OUT_KEPT: usize = 100;
+pub const LEFT_OUT_KEPT: usize = 20;
 
 /// How many hosts get one outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
