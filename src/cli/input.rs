@@ -222,7 +222,8 @@ pub fn fleet_host(dir: &Path, listed: &Listed) -> Result<Host, String> {
         return Err("the file name is not UTF-8; a host id is printed in every report".into());
     }
     // A host's id is its file's name: text from outside, one rule.
-    llmgw::text::check(&listed.id).map_err(|why| format!("the file name {why}; a host id is printed in every report"))?;
+    llmgw::text::check(&listed.id)
+        .map_err(|why| format!("the file name {why}; a host id is printed in every report"))?;
     let path = dir.join(&listed.file);
     let text = match read_bytes(HOST, &path) {
         Ok(Some(text)) => text,

@@ -264,7 +264,9 @@ impl<'a> Sink<'a> {
             (None, None) => match args.format {
                 Format::Json => Mode::Json(render::JsonCells::new(shard.map(|s| s.to_string()))),
                 Format::Junit => Mode::Junit(Vec::new()),
-                Format::Table | Format::Markdown => Mode::Table(render::Rows::default(), args.format == Format::Markdown),
+                Format::Table | Format::Markdown => {
+                    Mode::Table(render::Rows::default(), args.format == Format::Markdown)
+                }
             },
         };
         Sink {
@@ -361,6 +363,14 @@ impl<'a> Sink<'a> {
             Mode::Json(j) => j.end(rest),
             Mode::Table(rows, markdown) => rows.table(&self.columns, markdown),
             Mode::Junit(cells) => render::junit(&cells, None),
+            Mode::Update(_) if !self.bad.is_empty() => {
+                list_bad(&self.bad, hosts as u64);
+                return Err(Failure::BadInput(format!(
+                    "--update: {} host file(s) not simulated (listed above): {} left as it was",
+                    self.bad.len(),
+                    args.expected.display()
+                )));
+            }
             Mode::Update(cells) => {
                 let old = input::expected(&args.expected).ok();
                 let new = ExpectedFile::updated(&cells, old.as_ref());
@@ -402,7 +412,11 @@ impl<'a> Sink<'a> {
             Err(Stopped::Closed) | Ok(()) => {}
         }
         for (why, n, ids) in self.left_out.iter() {
-            let more = if n as usize > ids.len() { format!(", … and {} more", n as usize - ids.len()) } else { String::new() };
+            let more = if n as usize > ids.len() {
+                format!(", … and {} more", n as usize - ids.len())
+            } else {
+                String::new()
+            };
             eprintln!("llmgw: --set left out {n} host(s) it does not apply to ({why}): {}{more}", ids.join(", "));
         }
         list_bad(&self.bad, hosts as u64);

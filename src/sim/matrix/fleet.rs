@@ -410,12 +410,8 @@ fn offline_rows(
                 }
             }
             None => {
-                let host = changed
-                    .iter()
-                    .map(|(id, _)| id)
-                    .find(|id| offline_id(id) == c.host)
-                    .cloned()
-                    .unwrap_or_default();
+                let host =
+                    changed.iter().map(|(id, _)| id).find(|id| offline_id(id) == c.host).cloned().unwrap_or_default();
                 rows.push(OfflineRow { host, id: c.host.clone(), cells: vec![c], before: b.map(|b| vec![b]) });
             }
         }

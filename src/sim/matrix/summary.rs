@@ -188,8 +188,11 @@ pub struct Tally {
     counts: [u64; 3],
     outcomes: Vec<BTreeMap<String, u64>>,
     before: Vec<BTreeMap<String, u64>>,
-    changes: Vec<BTreeMap<(String, String), (u64, Vec<String>)>>,
+    changes: Vec<BTreeMap<(String, String), Examples>>,
 }
+
+/// How many hosts, and the first of them.
+type Examples = (u64, Vec<String>);
 
 impl Tally {
     /// Counting for `wants`; with `diff`, the `--set`s of a `--diff` run.
@@ -285,7 +288,8 @@ impl Tally {
             return Err(format!("its wants ({}) are not {}", wants.join(", "), self.wants.join(", ")));
         }
         if s.set != self.set {
-            let say = |s: &Option<Vec<String>>| s.as_ref().map_or("no --diff".into(), |s| format!("--set {}", s.join(" ")));
+            let say =
+                |s: &Option<Vec<String>>| s.as_ref().map_or("no --diff".into(), |s| format!("--set {}", s.join(" ")));
             return Err(format!("it was run with {}, not {}", say(&s.set), say(&self.set)));
         }
         self.counts[0] += s.simulated;
@@ -315,7 +319,12 @@ impl Tally {
 /// not an offline row, in order.
 pub fn wants_of(cells: &[Cell]) -> Vec<String> {
     let Some(first) = cells.iter().find(|c| !is_offline_id(&c.host)) else { return Vec::new() };
-    cells.iter().skip_while(|c| c.host != first.host).take_while(|c| c.host == first.host).map(|c| c.want.clone()).collect()
+    cells
+        .iter()
+        .skip_while(|c| c.host != first.host)
+        .take_while(|c| c.host == first.host)
+        .map(|c| c.want.clone())
+        .collect()
 }
 
 /// The hosts' rows of cells (consecutive cells of one host), in order.
@@ -338,9 +347,11 @@ pub fn merge(docs: Vec<(String, Document)>) -> Result<Document, String> {
     };
     let mut seen = vec![false; count.count];
     for (name, d) in &docs {
-        let s = d.shard.as_deref().and_then(|s| Shard::parse(s).ok()).ok_or_else(|| {
-            format!("`{name}` is not a shard's report (run it with --shard I/N --format json)")
-        })?;
+        let s = d
+            .shard
+            .as_deref()
+            .and_then(|s| Shard::parse(s).ok())
+            .ok_or_else(|| format!("`{name}` is not a shard's report (run it with --shard I/N --format json)"))?;
         if s.count != count.count {
             return Err(format!("`{name}` is shard {s}, of another split than {count}"));
         }
@@ -369,7 +380,8 @@ pub fn merge(docs: Vec<(String, Document)>) -> Result<Document, String> {
         left_out.absorb(&d.left_out);
         bad.extend(d.bad);
         if let Some(s) = d.summary {
-            let t = tally.get_or_insert_with(|| Tally::new(s.wants.iter().map(|w| w.want.clone()).collect(), s.set.clone()));
+            let t = tally
+                .get_or_insert_with(|| Tally::new(s.wants.iter().map(|w| w.want.clone()).collect(), s.set.clone()));
             t.absorb(&s).map_err(|e| format!("`{name}`: {e}"))?;
         }
         cells.extend(d.cells.into_iter().flatten());
