@@ -277,3 +277,16 @@ fn a_tally_of_cells_is_the_summary_of_the_run() {
     assert_eq!(s.wants[0].outcomes[0].outcome, "ready vulkan");
     assert_eq!(s.wants[0].outcomes[0].hosts, 2);
 }
+
+#[test]
+fn a_set_name_is_every_changed_hosts_name_grouped_or_not() {
+    let hosts =
+        vec![("a".to_string(), variant("v100.json", "a", None)), ("b".to_string(), variant("v100.json", "b", None))];
+    let set = [Setting::parse("name=renamed").unwrap()];
+    let grouped = run_fleet(&hosts, &set, true, true);
+    assert!(grouped.0.iter().all(|c| c.host_name == "renamed"), "after the change");
+    assert_eq!(grouped.1.iter().map(|c| c.host_name.as_str()).collect::<Vec<_>>()[..], ["a", "a", "b", "b"]);
+    let ungrouped = run_fleet(&hosts, &set, true, false);
+    assert_eq!(serde_json::to_string(&grouped.0).unwrap(), serde_json::to_string(&ungrouped.0).unwrap());
+    assert_eq!(serde_json::to_string(&grouped.1).unwrap(), serde_json::to_string(&ungrouped.1).unwrap());
+}

@@ -139,18 +139,30 @@ enum Slot {
     Bad(String),
     LeftOut(String),
     Host {
-        /// The host unchanged (before) and changed by `--set`.
-        hosts: Box<(Host, Host)>,
+        /// The host as read.
+        host: Box<Host>,
+        /// The host changed by `--set`, when it was made for this host (not
+        /// the machine's, remembered) and its name is not the host's.
+        changed: Option<Box<Host>>,
         /// Where its statuses are: the group table's entries, or its own.
         before: Option<Source>,
         after: Source,
     },
 }
 
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Source {
     Group(usize),
     Own(usize),
+}
+
+impl Source {
+    fn group(self) -> Option<usize> {
+        match self {
+            Source::Group(g) => Some(g),
+            Source::Own(_) => None,
+        }
+    }
 }
 
 /// Distinct machines and their statuses.
@@ -164,8 +176,7 @@ struct Groups {
 
 impl Groups {
     /// The group of `host`, and whether it is new (to simulate).
-    fn find(&mut self, host: &Host) -> (usize, bool) {
-        let key = machine_key(host);
+    fn find(&mut self, key: [u8; 32]) -> (usize, bool) {
         if let Some(g) = self.index.get(&key) {
             return (*g, false);
         }
@@ -201,6 +212,9 @@ pub fn run<E>(
     };
     let mut groups = Groups::default();
     let mut names: HashMap<String, usize> = HashMap::new();
+    // What `--set` makes of each machine: its group, or why it does not apply.
+    let mut changes: HashMap<[u8; 32], Result<usize, String>> = HashMap::new();
+    let sets_name = plan.settings.iter().any(|s| s.path.split(['.', '[']).next() == Some("name"));
     let mut bad_offline: Vec<String> = Vec::new();
     let emit = |sink: &mut dyn FnMut(Row<'_>) -> Result<(), E>, row: Row<'_>| sink(row).map_err(FleetError::Sink);
     for chunk in positions.chunks(CHUNK) {
@@ -209,12 +223,12 @@ pub fn run<E>(
         let mut slots: Vec<Slot> = Vec::with_capacity(chunk.len());
         let mut new_groups: Vec<(usize, Host)> = Vec::new();
         let mut own: Vec<Host> = Vec::new();
-        let mut find = |host: &Host, groups: &mut Groups, own: &mut Vec<Host>| {
-            if !plan.group {
+        let mut find = |host: &Host, key: Option<[u8; 32]>, groups: &mut Groups, own: &mut Vec<Host>| {
+            let Some(key) = key.filter(|_| plan.group) else {
                 own.push(host.clone());
                 return Source::Own(own.len() - 1);
-            }
-            let (g, new) = groups.find(host);
+            };
+            let (g, new) = groups.find(key);
             if new {
                 let mut stand_in = host.clone();
                 stand_in.name = PLACEHOLDER_NAME.into();
@@ -230,14 +244,6 @@ pub fn run<E>(
                     continue;
                 }
             };
-            let changed = if plan.settings.is_empty() { Ok(host.clone()) } else { host.with_settings(plan.settings) };
-            let changed = match changed {
-                Ok(c) => c,
-                Err(why) => {
-                    slots.push(Slot::LeftOut(why));
-                    continue;
-                }
-            };
             if let Some(&first) = names.get(&host.name) {
                 slots.push(Slot::Bad(format!(
                     "name: `{}` is already the name of host `{}`: one node, two files?",
@@ -247,9 +253,35 @@ pub fn run<E>(
                 continue;
             }
             names.insert(host.name.clone(), p);
-            let after = find(&changed, &mut groups, &mut own);
-            let before = plan.diff.then(|| find(&host, &mut groups, &mut own));
-            slots.push(Slot::Host { hosts: Box::new((host, changed)), before, after });
+            let key = plan.group.then(|| machine_key(&host));
+            // The changed machine: what `--set` makes of one machine it
+            // makes of every host of it (unless it sets the name).
+            let memo = key.filter(|_| !sets_name);
+            let mut changed = None;
+            let after = match memo.and_then(|k| changes.get(&k)) {
+                Some(known) => known.clone().map(Source::Group),
+                None => {
+                    let c = if plan.settings.is_empty() { Ok(host.clone()) } else { host.with_settings(plan.settings) };
+                    let after = c.as_ref().map_err(Clone::clone).map(|c| {
+                        let same = plan.settings.is_empty() && key.is_some();
+                        find(c, if same { key } else { plan.group.then(|| machine_key(c)) }, &mut groups, &mut own)
+                    });
+                    if let Some(k) = memo {
+                        changes.insert(k, after.clone().map(|s| s.group().expect("grouped")));
+                    }
+                    changed = c.ok().filter(|_| sets_name || !plan.group);
+                    after
+                }
+            };
+            let after = match after {
+                Ok(a) => a,
+                Err(why) => {
+                    slots.push(Slot::LeftOut(why));
+                    continue;
+                }
+            };
+            let before = plan.diff.then(|| find(&host, key, &mut groups, &mut own));
+            slots.push(Slot::Host { host: Box::new(host), changed: changed.map(Box::new), before, after });
         }
         // Each new machine once.
         let wants = plan.wants;
@@ -270,15 +302,23 @@ pub fn run<E>(
         }
         // A machine whose statuses say its name: each of its hosts on its own.
         for slot in &mut slots {
-            let Slot::Host { hosts, before, after } = slot else { continue };
-            for (source, host) in [(Some(after), &hosts.1), (before.as_mut(), &hosts.0)] {
-                if let Some(source) = source
-                    && let Source::Group(g) = *source
-                    && groups.named[g]
-                {
-                    own.push(host.clone());
-                    *source = Source::Own(own.len() - 1);
-                }
+            let Slot::Host { host, changed, before, after } = slot else { continue };
+            if let Source::Group(g) = *after
+                && groups.named[g]
+            {
+                let c = match changed {
+                    Some(c) => (**c).clone(),
+                    None => host.with_settings(plan.settings).expect("the same machine took the settings"),
+                };
+                own.push(c);
+                *after = Source::Own(own.len() - 1);
+            }
+            if let Some(b) = before
+                && let Source::Group(g) = *b
+                && groups.named[g]
+            {
+                own.push((**host).clone());
+                *b = Source::Own(own.len() - 1);
             }
         }
         totals.simulations += own.len();
@@ -311,10 +351,11 @@ pub fn run<E>(
                     emit(sink, Row::Bad { id, reason })?;
                 }
                 Slot::LeftOut(why) => emit(sink, Row::LeftOut { id, why })?,
-                Slot::Host { hosts, before, after } => {
+                Slot::Host { host, changed, before, after } => {
                     totals.simulated += 1;
-                    let cells = cells_of(id, &hosts.1.name, wants, statuses(*after));
-                    let before = before.map(|b| cells_of(id, &hosts.0.name, wants, statuses(b)));
+                    let name = changed.as_ref().map_or(&host.name, |c| &c.name);
+                    let cells = cells_of(id, name, wants, statuses(*after));
+                    let before = before.map(|b| cells_of(id, &host.name, wants, statuses(b)));
                     emit(sink, Row::Cells { cells: &cells, before: before.as_deref() })?;
                 }
             }
