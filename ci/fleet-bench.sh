@@ -13,7 +13,8 @@
 # the cells in every format and for the summary.
 #
 # Usage: ci/fleet-bench.sh [SIZES…]   (from the repository root; default 69 690 6900 69000)
-# Environment: FLEET_SEED (default 19), FLEET_DIR (default a temporary directory, removed).
+# Environment: FLEET_SEED (default 19), FLEET_RUNS (runs per size, the median
+# shown; default 3), FLEET_DIR (default a temporary directory, removed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { apt-get install -y time >/dev/null 2>&1 || true; }
@@ -22,6 +23,7 @@ llmgw=$PWD/target/release/llmgw
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(69 690 6900 69000)
 seed=${FLEET_SEED:-19}
+runs=${FLEET_RUNS:-3}
 work=${FLEET_DIR:-$(mktemp -d)}
 [ -n "${FLEET_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
 
@@ -61,10 +63,15 @@ for n in "${sizes[@]}"; do
   [ -d "$dir" ] || make_fleet "$n" "$dir"
   # Warm the page cache, as a fleet's files are after a copy.
   cat "$dir"/*.json > /dev/null 2>&1 || find "$dir" -name '*.json' -exec cat {} + > /dev/null
-  /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$llmgw" "${what[@]}" --hosts "$dir" > "$work/out-$n.json" 2> "$work/err-$n"
-  read -r wall user sys peak_kb < "$work/time"
-  cpu=$(echo "$user + $sys" | bc -l)
-  mem=$(echo "$peak_kb / 1024" | bc -l)
+  # The median of $runs runs, each figure on its own.
+  for r in $(seq "$runs"); do
+    /usr/bin/time -f '%e %U %S %M' -o "$work/time-$r" "$llmgw" "${what[@]}" --hosts "$dir" > "$work/out-$n.json" 2> "$work/err-$n"
+  done
+  median() { sort -g | sed -n "$(( (runs + 1) / 2 ))p"; }
+  wall=$(cat "$work"/time-* | awk '{print $1}' | median)
+  cpu=$(cat "$work"/time-* | awk '{print $2 + $3}' | median)
+  mem=$(cat "$work"/time-* | awk '{print $4 / 1024}' | median)
+  rm -f "$work"/time-*
   machines=$(grep -o 'as [0-9]* distinct' "$work/err-$n" | grep -o '[0-9]*' || echo "-")
   [ -n "$base_wall" ] || { base_wall=$wall; base_cpu=$cpu; base_mem=$mem; }
   printf '%-8s %-9s %-8.2f %-8.2f %-8.0f %-9.1f %-8.1f %-8.1f\n' "$n" "$machines" "$wall" "$cpu" "$mem" \
