@@ -5,7 +5,7 @@
 // The CLI reads the files the user names.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use llmgw::host::Host;
 use llmgw::recipe::{Want, WantsFile};
@@ -60,6 +60,9 @@ pub const CONFIG: Kind = Kind { name: "configuration file", what: "an agent conf
 pub const STATUS: Kind = Kind { name: "status file", what: "an agent status file", max: 16 << 20 };
 /// The matrix's golden file: every cell.
 pub const GOLDEN: Kind = Kind { name: "golden file", what: "a golden file", max: 64 << 20 };
+/// A matrix report (`--format json`) given to `matrix --merge`: a shard's
+/// cells (about 750 bytes a cell) or summary.
+pub const REPORT: Kind = Kind { name: "report file", what: "a matrix report", max: 1 << 30 };
 /// Checksums or a bundle's manifest.
 pub const CHECKSUMS: Kind = Kind { name: "checksums file", what: "a checksums file or manifest", max: 16 << 20 };
 
@@ -115,26 +118,31 @@ pub fn agent_config(path: &Path) -> Result<llmgw::agent::AgentConfig, Failure> {
 /// # Errors
 /// As [`read`].
 pub fn read_if_there(kind: Kind, path: &Path) -> Result<Option<String>, Failure> {
+    read_bytes(kind, path)
+        .map_err(|why| Failure::BadInput(format!("cannot read {} `{}`: {why}", kind.name, path.display())))
+}
+
+/// As [`read_if_there`], the error only why (no path).
+fn read_bytes(kind: Kind, path: &Path) -> Result<Option<String>, String> {
     use llmgw::system::files::{InputError, read_input};
-    let bad = |why: String| Failure::BadInput(format!("cannot read {} `{}`: {why}", kind.name, path.display()));
     let bytes = if path == Path::new("-") {
         use std::io::Read;
         let mut bytes = Vec::new();
-        std::io::stdin().take(kind.max + 1).read_to_end(&mut bytes).map_err(|e| bad(e.to_string()))?;
+        std::io::stdin().take(kind.max + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
         if bytes.len() as u64 > kind.max {
-            return Err(bad(InputError::TooLarge { max: kind.max, what: kind.what }.to_string()));
+            return Err(InputError::TooLarge { max: kind.max, what: kind.what }.to_string());
         }
         bytes
     } else {
         match read_input(path, kind.max, kind.what) {
             Ok(b) => b,
             Err(InputError::NotFound) => return Ok(None),
-            Err(e) => return Err(bad(e.to_string())),
+            Err(e) => return Err(e.to_string()),
         }
     };
     String::from_utf8(bytes)
         .map(Some)
-        .map_err(|e| bad(format!("it is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+        .map_err(|e| format!("it is not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
 /// The truth to simulate against: the embedded one, or a scenario's variant of it.
@@ -172,30 +180,57 @@ pub fn write_output(flag: &str, path: &Path, contents: &[u8]) -> Result<(), Fail
         .map_err(|e| Failure::Internal(format!("cannot write {flag} `{}`: {e}", path.display())))
 }
 
-/// Every `*.json` host description in `dir`, by file name without `.json`.
-pub fn hosts_dir(dir: &Path) -> Result<Vec<(String, Host)>, Failure> {
+/// One host file of a `--hosts` directory.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// Its host id: the file's name without `.json`.
+    pub id: String,
+    /// The file's name.
+    pub file: std::ffi::OsString,
+}
+
+/// The `*.json` files of a `--hosts` directory, sorted by host id (the
+/// order of the matrix's rows); nothing is read but the directory.
+///
+/// # Errors
+/// [`Failure::BadInput`] when the directory cannot be listed or holds no
+/// host description.
+pub fn host_listing(dir: &Path) -> Result<Vec<Listed>, Failure> {
     let listing = std::fs::read_dir(dir)
         .map_err(|e| Failure::BadInput(format!("--hosts `{}`: cannot list it: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> =
-        listing.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
+    let mut files: Vec<Listed> = listing
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| Path::new(n).extension().is_some_and(|x| x == "json"))
+        .map(|file| {
+            let id = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            Listed { id, file }
+        })
+        .collect();
+    files.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file.cmp(&b.file)));
     if files.is_empty() {
         return Err(Failure::BadInput(format!("--hosts `{}` holds no *.json host description", dir.display())));
     }
-    files
-        .iter()
-        .map(|p| {
-            let id = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            // A host's id is its file's name: text from outside, one rule.
-            llmgw::text::check(&id).map_err(|why| {
-                Failure::BadInput(format!(
-                    "--hosts: the file name `{}` {why}; a host id is printed in every report",
-                    llmgw::text::for_terminal(&p.display().to_string())
-                ))
-            })?;
-            host(p).map(|h| (id, h))
-        })
-        .collect()
+    Ok(files)
+}
+
+/// Reads the host file `listed` of `dir` for a fleet: its description, or
+/// why it cannot be had, in a sentence that does not repeat the path (the
+/// report lists it beside).
+pub fn fleet_host(dir: &Path, listed: &Listed) -> Result<Host, String> {
+    if listed.file.to_str().is_none() {
+        return Err("the file name is not UTF-8; a host id is printed in every report".into());
+    }
+    // A host's id is its file's name: text from outside, one rule.
+    llmgw::text::check(&listed.id)
+        .map_err(|why| format!("the file name {why}; a host id is printed in every report"))?;
+    let path = dir.join(&listed.file);
+    let text = match read_bytes(HOST, &path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Err("it is gone (removed while the run went on)".into()),
+        Err(why) => return Err(why),
+    };
+    Host::from_json(&text).map_err(|e| e.to_string())
 }
 
 /// Reads and validates the golden outcomes of the matrix.

@@ -9,6 +9,7 @@ mod cli;
 mod discover;
 mod edges;
 mod faults;
+mod fleet;
 mod fuzz_seeds;
 mod gpu_check;
 mod hostile;

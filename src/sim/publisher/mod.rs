@@ -89,6 +89,20 @@ impl FakeServer {
     /// # Errors
     /// As [`FakeServer::start`]; the port is taken (`AddrInUse`).
     pub fn start_on(catalog: &Catalog, port: u16) -> io::Result<FakeServer> {
+        FakeServer::start_with(catalog, port, true)
+    }
+
+    /// As [`FakeServer::start`], keeping no record of the requests
+    /// ([`FakeServer::requests`] is then empty): a fleet's thousands of
+    /// simulations would keep some hundred kilobytes each.
+    ///
+    /// # Errors
+    /// As [`FakeServer::start`].
+    pub fn start_unrecorded(catalog: &Catalog) -> io::Result<FakeServer> {
+        FakeServer::start_with(catalog, 0, false)
+    }
+
+    fn start_with(catalog: &Catalog, port: u16, record: bool) -> io::Result<FakeServer> {
         catalog.validate().map_err(invalid)?;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let listener = TcpListener::bind(("127.0.0.1", port))?;
@@ -96,7 +110,9 @@ impl FakeServer {
         // response's headers and body wait on the client's delayed ACK, and
         // a simulation spends its time waiting rather than working.
         socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
-        let server = runtime.block_on(MockServer::builder().listener(listener).start());
+        let builder = MockServer::builder().listener(listener);
+        let builder = if record { builder } else { builder.disable_request_recording() };
+        let server = runtime.block_on(builder.start());
         let base = server.uri();
 
         let github::Published { mut mocks, assets, mut download_paths } = github::routes(&base, catalog)?;

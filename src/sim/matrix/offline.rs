@@ -1,0 +1,110 @@
+//! The offline rows of the matrix: a few air-gapped hosts installing from a
+//! mirror made by `bundle create` and `bundle import`, as an offline site's
+//! node would.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::{Cell, Shard, drift};
+use crate::host::Host;
+use crate::recipe::Want;
+use crate::sim::publisher::FakeServer;
+use crate::sim::truth::Catalog;
+use crate::sim::{SimError, Simulation};
+
+/// Hosts the matrix also runs in offline mode, when its hosts directory
+/// holds them: two air-gapped nodes, an arm64 GPU node and an arm64 node
+/// without a GPU, so that a bundle of both architectures is exercised.
+pub const OFFLINE_HOSTS: &[&str] = &[
+    "gh200-ubuntu24.04-driver580",
+    "l40s-airgapped-ubuntu22.04-driver580",
+    "nogpu-ubuntu24.04-arm64",
+    "v100-airgapped-driver535",
+];
+
+/// The host id of a host's offline row: `v100-airgapped-driver535 (offline)`.
+pub fn offline_id(host: &str) -> String {
+    format!("{host} (offline)")
+}
+
+/// Whether a row's host id is an offline row's ([`offline_id`]).
+pub fn is_offline_id(id: &str) -> bool {
+    id.ends_with(" (offline)")
+}
+
+/// The offline rows of the matrix: each host of [`OFFLINE_HOSTS`] in `hosts`
+/// installs the archive engines of `wants` (llama.cpp, uv) as an offline
+/// site's node would. A bundle of every build of those wants, for the
+/// architectures of those hosts, is created from a fake publisher serving
+/// `catalog` and imported into a mirror, which a second fake server serves
+/// with the publisher's routes disabled; each host then converges offline
+/// wants against it, with the manifest's checksums. Cells are as
+/// [`run`]'s, their host id [`offline_id`]; a host's offline row is in the
+/// shard of its host; none when no such host is in `hosts` or the shard.
+///
+/// # Errors
+/// [`SimError`] when a server cannot start, or the bundle cannot be made or
+/// imported.
+pub fn run_offline(
+    hosts: &[(String, Host)],
+    wants: &[Want],
+    catalog: &Catalog,
+    shard: Option<Shard>,
+) -> Result<Vec<Cell>, SimError> {
+    use crate::offline::bundle;
+    use crate::recipe::Engine;
+    let mut ids: Vec<&str> = hosts.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort_unstable();
+    let in_shard = |id: &str| shard.is_none_or(|s| ids.iter().position(|i| *i == id).is_some_and(|p| s.holds(p)));
+    let mut chosen: Vec<&(String, Host)> =
+        hosts.iter().filter(|(id, _)| OFFLINE_HOSTS.contains(&id.as_str()) && in_shard(id)).collect();
+    chosen.sort_by(|a, b| a.0.cmp(&b.0));
+    let wants: Vec<Want> =
+        wants.iter().filter(|w| matches!(w.engine, Engine::LlamaCpp | Engine::Uv)).cloned().collect();
+    if chosen.is_empty() || wants.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut arches: Vec<crate::host::Arch> = chosen.iter().map(|(_, h)| h.arch).collect();
+    arches.sort();
+    arches.dedup();
+    let failed = |what: &str, e: &dyn fmt::Display| SimError::Server(format!("the offline rows' {what}: {e}"));
+    let work = crate::system::files::scratch_dir("llmgw-offline-").map_err(SimError::TempDir)?;
+    let publisher = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
+    let local = crate::system::http::Http::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
+    let mut sys = crate::system::real::RealSystem::new(local, Box::new(crate::system::real::Silent));
+    let out = work.path().join("bundle");
+    let made =
+        bundle::create(&mut sys, &publisher.base_url(), &wants, &arches, &out).map_err(|e| failed("bundle", &e))?;
+    let mirror = work.path().join("mirror");
+    bundle::import(&out, &made.manifest_sha256, &mirror).map_err(|e| failed("import", &e))?;
+    // The site: its mirror, and no publisher (its routes answer 503).
+    let bare = Catalog { releases: vec![], indexes: vec![], faults: vec![], machine: Default::default() };
+    let site = Arc::new(FakeServer::start(&bare).map_err(|e| SimError::Server(e.to_string()))?);
+    site.serve_mirror(&mirror).map_err(|e| failed("mirror", &e))?;
+    site.disable_publisher();
+    let sums = made.manifest.sha256_by_asset();
+    let offline: Vec<Want> = wants
+        .iter()
+        .map(|w| {
+            w.clone()
+                .offline(&site.mirror_url(), sums.clone())
+                .expect("a fake server's URL and a manifest's sums are valid")
+        })
+        .collect();
+    let mut cells = Vec::new();
+    for (id, host) in chosen {
+        let mut sim = Simulation::on(host.clone(), site.clone())?;
+        let report = sim.converge(&offline);
+        for (want, status) in wants.iter().zip(report.engines) {
+            let drift = drift(&status);
+            cells.push(Cell {
+                host: offline_id(id),
+                host_name: host.name.clone(),
+                want: want.to_string(),
+                status,
+                drift,
+            });
+        }
+    }
+    Ok(cells)
+}
