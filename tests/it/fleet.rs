@@ -158,7 +158,7 @@ fn wants_file() -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("llmgw-fleet-wants-{}.json", std::process::id()));
     std::fs::write(
         &path,
-        r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}, {"engine": "uv", "version": "0.12.20"}]}"#,
+        r#"{"wants": [{"engine": "llama.cpp", "version": "b11459"}, {"engine": "uv", "version": "0.12.20"}]}"#,
     )
     .unwrap();
     path
@@ -196,29 +196,35 @@ fn bad_host_files_are_listed_and_the_rest_simulated() {
 
 #[test]
 fn a_large_fleet_reports_a_summary_with_the_changes_and_examples() {
-    // 201 hosts of two machines: more than 200, so a summary by default.
-    let dir = fleet_dir(&["v100.json", "nogpu-debian12.json", "t4-ubuntu22.04-driver580.json"], 67);
-    let (code, out, err) = run(dir.path(), &["--set", "nvidia.driver=580.95.05", "--diff", "--format", "json"]);
+    // 201 hosts of three machines: more than 200, so a summary by default.
+    // Driver 615 JITs CUDA 13.4's PTX: the H100s move to it; the T4s'
+    // Ubuntu 22.04 runs no CUDA build (glibc 2.38) with either driver.
+    let dir =
+        fleet_dir(&["h100-ubuntu24.04-driver580.json", "nogpu-debian12.json", "t4-ubuntu22.04-driver580.json"], 67);
+    let (code, out, err) = run(dir.path(), &["--set", "nvidia.driver=615.71.09", "--diff", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
     let doc: Document = serde_json::from_str(&out).unwrap();
     let s = doc.summary.expect("a summary, not cells");
     assert!(doc.cells.is_none());
     assert_eq!((s.hosts, s.simulated, s.left_out, s.bad), (201, 134, 67, 0));
-    assert_eq!(s.set.as_deref(), Some(&["nvidia.driver=580.95.05".to_string()][..]));
+    assert_eq!(s.set.as_deref(), Some(&["nvidia.driver=615.71.09".to_string()][..]));
     let llama = &s.wants[0];
-    assert_eq!(llama.want, "llama.cpp@b10850");
-    let change = &llama.changes.as_ref().unwrap()[0];
-    assert_eq!((change.from.as_str(), change.to.as_str(), change.hosts), ("ready vulkan", "ready cuda-12.8", 67));
-    assert_eq!(change.examples, ["v100-000", "v100-001", "v100-002"]);
+    assert_eq!(llama.want, "llama.cpp@b11459");
+    let changes = llama.changes.as_ref().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!((change.from.as_str(), change.to.as_str(), change.hosts), ("ready cuda-12.8", "ready cuda-13.4", 67));
+    let examples: Vec<String> = (0..3).map(|i| format!("h100-ubuntu24.04-driver580-{i:03}")).collect();
+    assert_eq!(change.examples, examples);
     assert_eq!(doc.left_out[0].hosts, 67);
-    assert!(err.contains("as 3 distinct machine simulation(s)"), "v100 before and after, t4 once: {err}");
+    assert!(err.contains("as 4 distinct machine simulation(s)"), "the H100 and the T4, each before and after: {err}");
     // The table says the same; --cells lists every cell.
-    let (_, table, _) = run(dir.path(), &["--set", "nvidia.driver=580.95.05", "--diff"]);
+    let (_, table, _) = run(dir.path(), &["--set", "nvidia.driver=615.71.09", "--diff"]);
     assert!(
-        table.starts_with("with nvidia.driver=580.95.05: 201 hosts: 134 simulated, 67 left out by --set"),
+        table.starts_with("with nvidia.driver=615.71.09: 201 hosts: 134 simulated, 67 left out by --set"),
         "{table}"
     );
-    assert!(table.contains("ready vulkan") && table.contains("v100-000, v100-001, v100-002"), "{table}");
+    assert!(table.contains("ready cuda-13.4") && table.contains(&examples.join(", ")), "{table}");
     let (_, cells, _) = run(dir.path(), &["--cells", "--format", "json"]);
     let doc: Document = serde_json::from_str(&cells).unwrap();
     assert_eq!(doc.cells.unwrap().len(), 201 * 2);
