@@ -12,10 +12,10 @@ use super::printer::{self, Format};
 
 /// Arguments of `plan`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850")]
+#[command(after_help = "Example:\n  llmgw plan --host v100 --want llama.cpp@b10850")]
 pub struct Args {
-    /// The host description (JSON) of the machine.
-    #[arg(long, value_name = "FILE")]
+    /// The host description (JSON) of the machine, or the name of an embedded one (v100).
+    #[arg(long, value_name = "FILE|NAME")]
     host: PathBuf,
     /// ENGINE@VERSION[:VARIANT]; repeatable. Default: the wants of matrix/wants.json (embedded).
     #[arg(long = "want", value_name = "ENGINE@VERSION[:VARIANT]")]

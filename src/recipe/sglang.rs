@@ -23,7 +23,7 @@ const CUDA13_SINCE: &str = "0.5";
 /// `sgl-project/sglang@sgl-kernel/CMakeLists.txt`; sglang#17333 (T4
 /// unsupported); sglang#14984 (`sm_120a` is not forward compatible).
 ///
-/// The seed's recipe offered SGLang from 7.5 (CUDA 13) and 7.0 (CUDA 12):
+/// The first recipe (docs/facts.md §10) offered SGLang from 7.5 (CUDA 13) and 7.0 (CUDA 12):
 /// the simulation's GPU check showed a T4 and a V100 failing to import
 /// sgl_kernel, so these lists replace those thresholds.
 fn kernels(arch: Arch, cuda13: bool) -> (&'static [ComputeCapability], &'static [ComputeCapability]) {
