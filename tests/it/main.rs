@@ -18,6 +18,7 @@ mod matrix;
 mod offline;
 mod outcomes;
 mod python_engines;
+mod real_uv;
 mod real;
 mod reliability;
 mod rerun;
