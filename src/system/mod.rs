@@ -116,6 +116,9 @@ pub struct HttpResponse {
     pub body: Vec<u8>,
     /// When to ask again, from the answer's headers.
     pub wait: Wait,
+    /// The next page of a list: the `Link` header's `rel="next"` URL (RFC
+    /// 8288; GitHub paginates its lists so).
+    pub next: Option<String>,
 }
 
 /// What an answer says about asking again: `Retry-After` (seconds), and

@@ -103,7 +103,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec![("h.json", &v100)],
-            vec!["simulate", "--host", "h.json", "--want", "llama.cpp@latest"],
+            vec!["simulate", "--host", "h.json", "--want", "llama.cpp@newest"],
             vec!["not a build tag"],
         ),
         (

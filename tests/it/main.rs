@@ -14,6 +14,7 @@ mod fuzz_seeds;
 mod gpu_check;
 mod hostile;
 mod invariants;
+mod latest;
 mod matrix;
 mod offline;
 mod outcomes;
