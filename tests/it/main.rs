@@ -11,6 +11,7 @@ mod edges;
 mod faults;
 mod fuzz_seeds;
 mod gpu_check;
+mod inspect;
 mod invariants;
 mod matrix;
 mod offline;
