@@ -12,7 +12,7 @@ use llmgw::inspect::summary::label;
 use llmgw::inspect::{EntryKind, FileReport, Inspection, Summary, VERSION_FAMILIES, inspect_path};
 use llmgw::nvidia::DriverFloor;
 use llmgw::sim::truth::stub::{Backend, ElfStub};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::input::Failure;
 use super::output;
@@ -56,7 +56,9 @@ pub struct Args {
 pub fn run(args: Args) -> Result<i32, Failure> {
     let inspection = inspect_path(&args.path, Limits::default()).map_err(|e| Failure::BadInput(e.to_string()))?;
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&json(&args.path, &inspection)).expect("JSON serializes") + "\n",
+        Format::Json => {
+            serde_json::to_string_pretty(&json(&args.path, &inspection)).expect("the report serializes") + "\n"
+        }
         Format::Text => text(&args.path, &inspection),
     };
     output::emit(&text)?;
@@ -131,86 +133,208 @@ fn stub(f: &FileReport, summary: &Summary) -> ElfStub {
     }
 }
 
-fn floors_json(floors: &[DriverFloor]) -> Value {
-    json!({
-        "min": floors.iter().map(|f| f.driver).max(),
-        "floors": floors.iter().map(|f| json!({"driver": f.driver, "rule": f.rule, "source": f.source})).collect::<Vec<_>>(),
-    })
+/// The JSON document, its keys in the order README.md shows them.
+#[derive(Serialize)]
+struct Doc<'a> {
+    path: String,
+    files: Vec<FileJson<'a>>,
+    skipped: SkippedJson<'a>,
+    summary: SummaryJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a str,
+    bytes: u64,
+    class: &'a str,
+    machine: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    soname: Option<&'a str>,
+    rpath: Option<&'a str>,
+    version_needs: Vec<NeedJson<'a>>,
+    cudart: Option<&'a str>,
+    targets: Vec<TargetJson>,
+    elf: ElfStub,
+}
+
+#[derive(Serialize)]
+struct NeedJson<'a> {
+    library: &'a str,
+    versions: &'a [String],
+}
+
+#[derive(Serialize)]
+struct TargetJson {
+    section: &'static str,
+    kind: String,
+    target: String,
+    listed_as: String,
+    code_version: String,
+    ptx_isa: Option<String>,
+    compression: Option<&'static str>,
+    offset: u64,
+}
+
+#[derive(Serialize)]
+struct SkippedJson<'a> {
+    not_elf: u64,
+    links: Vec<LinkJson<'a>>,
+    other: &'a [String],
+}
+
+#[derive(Serialize)]
+struct LinkJson<'a> {
+    path: &'a str,
+    target: &'a str,
+    lands: &'a str,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    elf_files: usize,
+    cuda_files: usize,
+    floors: FloorsJson<'a>,
+    cudart: &'a [String],
+    toolkit: Option<ToolkitJson<'a>>,
+    sass: Vec<String>,
+    ptx: Vec<String>,
+    ptx_isa: Vec<String>,
+    images: usize,
+    compressed: usize,
+    kernels_for: CoverageJson,
+    driver: DriverJson<'a>,
+}
+
+#[derive(Serialize)]
+#[allow(non_snake_case)] // the families' own names
+struct FloorsJson<'a> {
+    GLIBC: Option<FloorJson<'a>>,
+    GLIBCXX: Option<FloorJson<'a>>,
+    CXXABI: Option<FloorJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FloorJson<'a> {
+    version: String,
+    file: &'a str,
+}
+
+#[derive(Serialize)]
+struct ToolkitJson<'a> {
+    version: &'a str,
+    from: &'a str,
+}
+
+#[derive(Serialize)]
+struct CoverageJson {
+    sass: Vec<String>,
+    ptx_only: Vec<String>,
+    none: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct DriverJson<'a> {
+    sass: FloorsOf<'a>,
+    ptx_jit: FloorsOf<'a>,
+}
+
+#[derive(Serialize)]
+struct FloorsOf<'a> {
+    min: Option<u32>,
+    floors: Vec<DriverFloorJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct DriverFloorJson<'a> {
+    driver: u32,
+    rule: &'a str,
+    source: &'a str,
+}
+
+fn floors_of(floors: &[DriverFloor]) -> FloorsOf<'_> {
+    FloorsOf {
+        min: floors.iter().map(|f| f.driver).max(),
+        floors: floors.iter().map(|f| DriverFloorJson { driver: f.driver, rule: &f.rule, source: f.source }).collect(),
+    }
 }
 
 fn ccs(list: &[ComputeCapability]) -> Vec<String> {
     list.iter().map(ToString::to_string).collect()
 }
 
-fn json(path: &std::path::Path, i: &Inspection) -> Value {
+fn target_json(k: &llmgw::inspect::Kernel) -> TargetJson {
+    let e = &k.entry;
+    TargetJson {
+        section: k.section,
+        kind: kind_name(e.kind),
+        target: e.target.to_string(),
+        listed_as: e.listing_target(),
+        code_version: isa(e.code_version),
+        ptx_isa: e.ptx_isa.map(isa),
+        compression: compression_name(e.compression),
+        offset: e.offset,
+    }
+}
+
+fn json<'a>(path: &std::path::Path, i: &'a Inspection) -> Doc<'a> {
     let s = &i.summary;
-    let files: Vec<Value> = i
+    let files = i
         .files
         .iter()
-        .map(|f| {
-            let targets: Vec<Value> = f
-                .kernels
+        .map(|f| FileJson {
+            path: &f.path,
+            bytes: f.bytes,
+            class: f.elf.class,
+            machine: &f.elf.machine,
+            kind: &f.elf.kind,
+            soname: f.elf.soname.as_deref(),
+            rpath: f.elf.rpath.as_deref(),
+            version_needs: f
+                .elf
+                .version_needs
                 .iter()
-                .map(|k| {
-                    let e = &k.entry;
-                    json!({
-                        "section": k.section,
-                        "kind": kind_name(e.kind),
-                        "target": e.target.to_string(),
-                        "listed_as": e.listing_target(),
-                        "code_version": isa(e.code_version),
-                        "ptx_isa": e.ptx_isa.map(isa),
-                        "compression": compression_name(e.compression),
-                        "offset": e.offset,
-                    })
-                })
-                .collect();
-            json!({
-                "path": f.path,
-                "bytes": f.bytes,
-                "class": f.elf.class,
-                "machine": f.elf.machine,
-                "type": f.elf.kind,
-                "soname": f.elf.soname,
-                "rpath": f.elf.rpath,
-                "version_needs": f.elf.version_needs.iter().map(|n| json!({"library": n.library, "versions": n.versions})).collect::<Vec<_>>(),
-                "cudart": f.cudart(),
-                "targets": targets,
-                "elf": stub(f, s),
-            })
+                .map(|n| NeedJson { library: &n.library, versions: &n.versions })
+                .collect(),
+            cudart: f.cudart(),
+            targets: f.kernels.iter().map(target_json).collect(),
+            elf: stub(f, s),
         })
         .collect();
-    let floors: serde_json::Map<String, Value> = VERSION_FAMILIES
-        .iter()
-        .zip(&s.floors)
-        .map(|(fam, fl)| {
-            let v = fl.as_ref().map(|fl| json!({"version": fl.version.to_string(), "file": fl.file}));
-            (fam.to_string(), v.unwrap_or(Value::Null))
-        })
-        .collect();
-    json!({
-        "path": path.display().to_string(),
-        "files": files,
-        "skipped": {
-            "not_elf": i.skipped.not_elf,
-            "links": i.skipped.links.iter().map(|l| json!({"path": l.path, "target": l.target, "lands": l.lands})).collect::<Vec<_>>(),
-            "other": i.skipped.other,
+    let floor = |n: usize| s.floors[n].as_ref().map(|f| FloorJson { version: f.version.to_string(), file: &f.file });
+    let names = |t: &[llmgw::inspect::Target]| t.iter().map(ToString::to_string).collect();
+    Doc {
+        path: path.display().to_string(),
+        files,
+        skipped: SkippedJson {
+            not_elf: i.skipped.not_elf,
+            links: i
+                .skipped
+                .links
+                .iter()
+                .map(|l| LinkJson { path: &l.path, target: &l.target, lands: l.lands })
+                .collect(),
+            other: &i.skipped.other,
         },
-        "summary": {
-            "elf_files": s.elf_files,
-            "cuda_files": s.cuda_files,
-            "floors": floors,
-            "cudart": s.cudart,
-            "toolkit": s.toolkit.as_ref().map(|t| json!({"version": t.version, "from": t.from})),
-            "sass": s.sass.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "ptx": s.ptx.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "ptx_isa": s.ptx_isa.iter().map(|&v| isa(v)).collect::<Vec<_>>(),
-            "images": s.images,
-            "compressed": s.compressed,
-            "kernels_for": {"sass": ccs(&s.coverage.sass), "ptx_only": ccs(&s.coverage.ptx_only), "none": ccs(&s.coverage.none)},
-            "driver": {"sass": floors_json(&s.sass_driver), "ptx_jit": floors_json(&s.ptx_driver)},
+        summary: SummaryJson {
+            elf_files: s.elf_files,
+            cuda_files: s.cuda_files,
+            floors: FloorsJson { GLIBC: floor(0), GLIBCXX: floor(1), CXXABI: floor(2) },
+            cudart: &s.cudart,
+            toolkit: s.toolkit.as_ref().map(|t| ToolkitJson { version: &t.version, from: &t.from }),
+            sass: names(&s.sass),
+            ptx: names(&s.ptx),
+            ptx_isa: s.ptx_isa.iter().map(|&v| isa(v)).collect(),
+            images: s.images,
+            compressed: s.compressed,
+            kernels_for: CoverageJson {
+                sass: ccs(&s.coverage.sass),
+                ptx_only: ccs(&s.coverage.ptx_only),
+                none: ccs(&s.coverage.none),
+            },
+            driver: DriverJson { sass: floors_of(&s.sass_driver), ptx_jit: floors_of(&s.ptx_driver) },
         },
-    })
+    }
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -72,15 +72,16 @@ pub struct Link {
 /// in it loops; an archive is corrupt; a limit is passed; a read fails.
 pub fn inspect_path(path: &Path, limits: Limits) -> Result<Inspection, InspectError> {
     let meta = fs::metadata(path).map_err(|source| io_error("read", quote(path), source))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let lower = name.to_lowercase();
     let mut walk = Walk { limits, files: Vec::new(), skipped: Skipped::default(), entries: 0, copied: 0 };
     if meta.is_dir() {
         walk.directory(path)?;
     } else if !meta.is_file() {
         return Err(InspectError::NotAFile { file: quote(path) });
-    } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+    } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
         walk.tar_gz(path)?;
-    } else if name.ends_with(".zip") || name.ends_with(".whl") {
+    } else if lower.ends_with(".zip") || lower.ends_with(".whl") {
         walk.zip(path)?;
     } else {
         walk.one_file(path, &name)?;

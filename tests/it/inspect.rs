@@ -255,6 +255,10 @@ fn archives_are_read_member_by_member_small_and_large() {
     assert_eq!(w.files.len(), 1);
     assert_eq!((w.files[0].path.as_str(), &w.files[0].kernels), ("pkg/_C.so", &direct.kernels));
 
+    // One file keeps its name as it is written.
+    std::fs::write(dir.path().join("Upper.SO"), &so).unwrap();
+    assert_eq!(inspect_one(&dir.path().join("Upper.SO")).path, "Upper.SO");
+
     // Limits hold: a member larger than allowed is refused, not copied.
     let small = Limits { max_bytes: 1 << 20, max_entries: 100 };
     let e = inspect_path(&tgz, small).unwrap_err();
