@@ -731,7 +731,8 @@ fn parse_concatenated(
     let block = usize::try_from(raw.options_offset).unwrap_or(usize::MAX);
     let (Some(count), Some(block_len)) = (u32_at(header, block), block.checked_add(4).and_then(|b| u32_at(header, b)))
     else {
-        return Err(err(u64::from(raw.options_offset), "descriptor block is outside the entry header"));
+        // Named where the header says where it is: the offset may point anywhere.
+        return Err(err(at::OPTIONS_OFFSET as u64, "descriptor block is outside the entry header"));
     };
     let block_end = block.checked_add(block_len as usize).filter(|&e| e <= header.len() && block_len >= 8);
     let Some(block_end) = block_end else {
@@ -958,7 +959,14 @@ mod tests {
         set_u32(&mut outside, at::OPTIONS_OFFSET, 0xfff0);
         let e = error(&container(&[outside]));
         assert!(matches!(e.kind, FatbinErrorKind::Concatenation { .. }));
-        assert_eq!(e.offset, BASE + 16 + 0xfff0);
+        // Named at the options-offset field, within the entry: not where it points.
+        assert_eq!(e.offset, BASE + 16 + at::OPTIONS_OFFSET as u64);
+        // Near the end of the offsets, nothing overflows.
+        let mut far = concatenated(2, 0x88, 0x5f0, 0xbe0);
+        set_u32(&mut far, at::OPTIONS_OFFSET, u32::MAX);
+        let s = container(&[far]);
+        let e = parse_section(&s, u64::MAX - s.len() as u64).unwrap_err();
+        assert!(matches!(e.kind, FatbinErrorKind::Concatenation { .. }), "{e}");
     }
 
     #[test]
