@@ -15,6 +15,7 @@ pub mod archive;
 pub mod converge;
 pub mod discover;
 pub mod host;
+pub mod inspect;
 pub mod nvidia;
 pub mod offline;
 pub mod parse;

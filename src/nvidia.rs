@@ -89,6 +89,130 @@ pub fn ptx_runs_on(built: ComputeCapability, gpu: ComputeCapability) -> bool {
     built <= gpu
 }
 
+/// Whether PTX built for an architecture-specific target (`compute_120a`,
+/// `exact`) or a family-specific one (`compute_100f`) can be compiled for
+/// `gpu`: the first for exactly that compute capability, the second for the
+/// members of its family (same major, minor at least the build's). Source:
+/// CUDA C++ Programming Guide, "Feature Availability" (architecture-specific
+/// and family-specific features); nvcc's `compute_XXXa`/`compute_XXXf`.
+pub fn specific_ptx_runs_on(built: ComputeCapability, gpu: ComputeCapability, exact: bool) -> bool {
+    if exact { built == gpu } else { sass_runs_on(built, gpu) }
+}
+
+/// The compute capabilities of NVIDIA's CUDA GPUs, Kepler to Blackwell:
+/// what "the GPUs a build has kernels for" is asked of. Source: NVIDIA's
+/// "CUDA GPU Compute Capability" table (developer.nvidia.com/cuda-gpus) and
+/// the CUDA C++ Programming Guide's "Compute Capabilities" (10.1 is 11.0
+/// since CUDA 13).
+pub const COMPUTE_CAPABILITIES: &[ComputeCapability] = &[
+    ComputeCapability::new(3, 5),
+    ComputeCapability::new(3, 7),
+    ComputeCapability::new(5, 0),
+    ComputeCapability::new(5, 2),
+    ComputeCapability::new(5, 3),
+    ComputeCapability::new(6, 0),
+    ComputeCapability::new(6, 1),
+    ComputeCapability::new(6, 2),
+    ComputeCapability::new(7, 0),
+    ComputeCapability::new(7, 2),
+    ComputeCapability::new(7, 5),
+    ComputeCapability::new(8, 0),
+    ComputeCapability::new(8, 6),
+    ComputeCapability::new(8, 7),
+    ComputeCapability::new(8, 9),
+    ComputeCapability::new(9, 0),
+    ComputeCapability::new(10, 0),
+    ComputeCapability::new(10, 3),
+    ComputeCapability::new(11, 0),
+    ComputeCapability::new(12, 0),
+    ComputeCapability::new(12, 1),
+];
+
+/// The CUDA toolkit (major, minor) whose compiler writes PTX of ISA version
+/// `isa` (the `.version` line; a fatbin entry's header carries it): the
+/// oldest toolkit, and so the oldest driver's compiler, that reads it.
+/// `None` before PTX ISA 8.0 (CUDA 12.0).
+///
+/// Source: NVIDIA's PTX ISA release history ("PTX ISA Version / CUDA
+/// Release", docs.nvidia.com/cuda/parallel-thread-execution, "Release
+/// Notes"), as NVIDIA's `cuda-python` `cuda/bindings/utils/_ptx_utils.py`
+/// tabulates it: 8.0–8.5 are CUDA 12.0–12.5, 8.6 is 12.7, 8.7 is 12.8, 8.8
+/// is 12.9, 9.0 and 9.1 are 13.0 and 13.1. 9.2 and later follow 9.N = 13.N
+/// (UNCONFIRMED beyond 9.1; nvcc 13.5 writes 9.5, tests/fixtures/cuda/).
+pub fn ptx_isa_toolkit(isa: (u16, u16)) -> Option<(u32, u32)> {
+    match isa {
+        (8, m @ 0..=5) => Some((12, u32::from(m))),
+        (8, 6) => Some((12, 7)),
+        (8, 7) => Some((12, 8)),
+        (8, 8) => Some((12, 9)),
+        (9, m) => Some((13, u32::from(m))),
+        _ => None,
+    }
+}
+
+/// Where the driver floors below come from, in words.
+pub mod source {
+    /// [`super::CUDA13_MIN_DRIVER`], [`super::CUDA12_MIN_DRIVER`].
+    pub const MINOR_VERSION_COMPATIBILITY: &str =
+        "NVIDIA CUDA Compatibility guide, \"Minor Version Compatibility\" (docs.nvidia.com/deploy/cuda-compatibility)";
+    /// [`super::FATBIN_COMPRESSION_MIN_DRIVER`].
+    pub const FATBIN_COMPRESSION: &str =
+        "ollama/ollama@discover/cuda_compat.go (minFatbinCompressionNVIDIADriverMajor = 550), ollama PR #16895";
+    /// [`super::ptx_jit_min_driver`].
+    pub const PTX_JIT: &str = "the driver each CUDA toolkit's Linux runfile ships (cuda_<toolkit>_<driver>_linux.run): 12.8 570, 12.9 575, 13.0 580, 13.1 590, 13.2 595, 13.3 610, 13.4 615; docs/facts.md, \"CUDA toolkits and their drivers\"";
+}
+
+/// One floor on the driver: the oldest driver branch a rule allows, the
+/// rule in words, and where the rule comes from ([`source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverFloor {
+    /// The driver branch: 580.
+    pub driver: u32,
+    /// The rule: "the CUDA 13 runtime needs driver 580".
+    pub rule: String,
+    /// Where the rule comes from.
+    pub source: &'static str,
+}
+
+/// The floors on the driver that loads a build's machine code: its CUDA
+/// runtime's ([`runtime_min_driver`] of `runtime`, the toolkit its runtime
+/// is of: `13`, `12.8`) and, when any of its fatbins is compressed,
+/// [`FATBIN_COMPRESSION_MIN_DRIVER`]. A runtime this table does not know
+/// gives no floor.
+pub fn sass_driver_floors(runtime: Option<&str>, compressed: bool) -> Vec<DriverFloor> {
+    let mut out = Vec::new();
+    if let Some(toolkit) = runtime
+        && let Some(driver) = runtime_min_driver(toolkit)
+    {
+        let major = toolkit.split('.').next().unwrap_or(toolkit);
+        out.push(DriverFloor {
+            driver,
+            rule: format!("the CUDA {major} runtime needs driver {driver}"),
+            source: source::MINOR_VERSION_COMPATIBILITY,
+        });
+    }
+    if compressed {
+        out.push(DriverFloor {
+            driver: FATBIN_COMPRESSION_MIN_DRIVER,
+            rule: format!("compressed fatbins need driver {FATBIN_COMPRESSION_MIN_DRIVER}"),
+            source: source::FATBIN_COMPRESSION,
+        });
+    }
+    out
+}
+
+/// The floor on the driver that compiles (JIT) PTX written by CUDA
+/// `toolkit` (`13.1`): [`ptx_jit_min_driver`]; `None` for a toolkit it does
+/// not know.
+pub fn ptx_jit_floor(toolkit: &str) -> Option<DriverFloor> {
+    let driver = ptx_jit_min_driver(toolkit)?;
+    Some(DriverFloor {
+        driver,
+        rule: format!("CUDA {toolkit}'s PTX needs driver {driver} to be compiled"),
+        source: source::PTX_JIT,
+    })
+}
+
 /// What one CUDA build carries: its toolkit, its kernels, and whether its
 /// fatbins are compressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +309,26 @@ mod tests {
         assert!(k.refusal(cc("12.1"), &drv("550.144.03")).unwrap().contains("needs driver 570"));
         // A Kepler card predates every kernel.
         assert!(k.refusal(cc("3.7"), &drv("570.124.06")).unwrap().contains("no kernel image"));
+    }
+
+    #[test]
+    fn ptx_isa_versions_name_their_toolkit() {
+        assert_eq!(ptx_isa_toolkit((8, 8)), Some((12, 9)));
+        assert_eq!(ptx_isa_toolkit((8, 6)), Some((12, 7)));
+        assert_eq!(ptx_isa_toolkit((9, 1)), Some((13, 1)));
+        assert_eq!(ptx_isa_toolkit((7, 8)), None);
+    }
+
+    #[test]
+    fn driver_floors_name_their_rule() {
+        let f = sass_driver_floors(Some("13"), true);
+        assert_eq!(f.iter().map(|f| f.driver).collect::<Vec<_>>(), [580, 550]);
+        assert!(f[0].rule.contains("CUDA 13 runtime"), "{}", f[0].rule);
+        assert!(sass_driver_floors(None, false).is_empty());
+        assert_eq!(ptx_jit_floor("13.1").map(|f| f.driver), Some(590));
+        assert_eq!(ptx_jit_floor("12.4"), None);
+        assert!(specific_ptx_runs_on(cc("10.0"), cc("10.3"), false));
+        assert!(!specific_ptx_runs_on(cc("12.0"), cc("12.1"), true));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod fleet;
 mod fuzz_seeds;
 mod gpu_check;
 mod hostile;
+mod inspect;
 mod invariants;
 mod latest;
 mod matrix;
