@@ -14,6 +14,7 @@ pub mod agent;
 pub mod archive;
 pub mod converge;
 pub mod discover;
+pub mod facts;
 pub mod host;
 pub mod inspect;
 pub mod nvidia;

@@ -452,7 +452,11 @@ impl<'a> Installer<'a> {
         // installed: a failure says so, as the node is changed all the same.
         let (binary, why) = self.install_tree(want, build, paths).map_err(|failure| match installed.is_empty() {
             false => BuildFailure::AfterPackages { failure: Box::new(failure), installed: installed.clone() },
-            true if family == crate::host::PackageFamily::None && !build.packages.is_empty() => {
+            // Packages would have given it libraries, not kernels or a newer glibc.
+            true if family == crate::host::PackageFamily::None
+                && !build.packages.is_empty()
+                && !matches!(failure, BuildFailure::Inspected(_)) =>
+            {
                 BuildFailure::NoPackageManager { failure: Box::new(failure), packages: packages::by_family(build) }
             }
             true => failure,
@@ -519,6 +523,20 @@ impl<'a> Installer<'a> {
             }
         };
 
+        // What the unpacked files need, read before anything of them runs:
+        // the same rule the simulated loader and GPU follow.
+        if matches!(build.source, Source::Archives { .. }) {
+            match self.sys.build_facts(&tree) {
+                Ok(files) => {
+                    if let Some(why) = crate::facts::refusal(&files, self.host) {
+                        return Err(BuildFailure::Inspected(why));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("could not read the build's files before running them ({e}); its checks decide")
+                }
+            }
+        }
         let binary = checks::find_binary(self.sys, &tree, &build.binary)?
             .ok_or_else(|| BuildFailure::NoBinary(build.binary.clone()))?;
         let why = self.works(build, &binary)?;

@@ -95,6 +95,40 @@ impl FileReport {
         let set: BTreeSet<(u16, u16)> = self.kernels.iter().filter_map(|k| k.entry.ptx_isa).collect();
         set.into_iter().collect()
     }
+
+    /// What the file needs of a node ([`crate::facts`]), its path under
+    /// `root` as given: symbol versions, and its kernels with the toolkit
+    /// of its newest PTX (else its runtime's major). Arch-specific PTX
+    /// (`compute_120a`) is counted with the arch-specific machine code,
+    /// family PTX (`compute_100f`) with the family's: both serve those GPUs.
+    pub fn facts(&self) -> crate::facts::FileFacts {
+        let mut cuda = crate::facts::CudaFacts::default();
+        for k in &self.kernels {
+            let cc = crate::host::ComputeCapability::new(k.entry.target.major, k.entry.target.minor);
+            let list = match (k.entry.kind, k.entry.target.suffix) {
+                (EntryKind::Elf | EntryKind::Ptx, Suffix::ArchSpecific) => &mut cuda.sass_exact,
+                (EntryKind::Elf, _) | (EntryKind::Ptx, Suffix::FamilySpecific) => &mut cuda.sass,
+                (EntryKind::Ptx, Suffix::None) => &mut cuda.ptx,
+                _ => continue,
+            };
+            if !list.contains(&cc) {
+                list.push(cc);
+            }
+            cuda.compressed |= k.entry.compressed();
+        }
+        let toolkit = self
+            .ptx_isa()
+            .last()
+            .and_then(|&isa| crate::nvidia::ptx_isa_toolkit(isa))
+            .map(|(a, b)| format!("{a}.{b}"))
+            .or_else(|| self.cudart().and_then(|c| c.strip_prefix("libcudart.so.")).map(str::to_string));
+        let has_kernels = !(cuda.sass.is_empty() && cuda.sass_exact.is_empty() && cuda.ptx.is_empty());
+        crate::facts::FileFacts {
+            path: self.path.clone(),
+            requires: self.requires(),
+            cuda: has_kernels.then(|| crate::facts::CudaFacts { toolkit: toolkit.unwrap_or_default(), ..cuda }),
+        }
+    }
 }
 
 /// `GLIBCXX_3.4.30` → (index of `GLIBCXX` in [`VERSION_FAMILIES`], 3.4.30).
