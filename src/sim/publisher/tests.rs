@@ -362,3 +362,29 @@ fn serves_the_vllm_release_wheels() {
         assert_eq!(server.downloads(), 2 * (n + 1));
     }
 }
+
+#[test]
+fn the_release_list_is_newest_first_a_page_at_a_time_with_a_link_to_the_next() {
+    let server = FakeServer::start(embedded_catalog()).unwrap();
+    let base = format!("{}/repos/ggml-org/llama.cpp/releases", server.base_url());
+    let page = |query: &str| {
+        let resp = client(true).get(format!("{base}{query}")).send().unwrap();
+        assert_eq!(resp.status(), 200);
+        let link = resp.headers().get("link").map(|v| v.to_str().unwrap().to_string());
+        let body: Value = serde_json::from_slice(&resp.bytes().unwrap()).unwrap();
+        let tags: Vec<String> =
+            body.as_array().unwrap().iter().map(|r| r["tag_name"].as_str().unwrap().to_string()).collect();
+        (tags, link)
+    };
+    let (tags, link) = page("");
+    assert_eq!((tags, link), (vec!["b11459".to_string(), "b10850".to_string()], None), "newest first, one page");
+    let (tags, link) = page("?per_page=1&page=1");
+    assert_eq!(tags, ["b11459"]);
+    assert_eq!(
+        link.as_deref(),
+        Some(format!(r#"<{base}?per_page=1&page=2>; rel="next", <{base}?per_page=1&page=2>; rel="last""#).as_str())
+    );
+    let (tags, link) = page("?per_page=1&page=2");
+    assert_eq!((tags, link), (vec!["b10850".to_string()], None));
+    assert!(page("?per_page=1&page=3").0.is_empty());
+}

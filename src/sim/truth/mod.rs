@@ -13,7 +13,6 @@
 //! | `stub.rs` | what a simulated ELF file says of itself |
 //! | `scenario.rs` | variants of the truth (`mocks/scenarios/`) |
 //! | `validate.rs` | whether a catalog can be served |
-//! | `wheel_name.rs` | wheel file names and their tags |
 //!
 //! May import `host`, `recipe`, `converge` (the note a stub's file gives a
 //! real installer) and `pep503`; imported by the rest of `sim`.
@@ -24,7 +23,8 @@ pub mod stub;
 #[cfg(test)]
 mod tests;
 mod validate;
-pub mod wheel_name;
+/// Wheel file names and their tags, which the recipes read as well.
+pub use crate::recipe::wheel_name;
 
 use serde::{Deserialize, Serialize};
 
