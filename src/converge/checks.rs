@@ -298,7 +298,8 @@ fn first_line(text: &str, binary: &Path) -> String {
     let dir = binary.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next().unwrap_or("");
-    let line = if first.starts_with("Traceback (most recent call last)") { lines.last().unwrap_or(first) } else { first };
+    let line =
+        if first.starts_with("Traceback (most recent call last)") { lines.next_back().unwrap_or(first) } else { first };
     // A Python environment's files are named from its root (`bin/` sits in it).
     let root = binary
         .parent()

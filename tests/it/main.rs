@@ -20,8 +20,8 @@ mod matrix;
 mod offline;
 mod outcomes;
 mod python_engines;
-mod real_uv;
 mod real;
+mod real_uv;
 mod reliability;
 mod rerun;
 

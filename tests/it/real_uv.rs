@@ -152,7 +152,11 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
     for d in catalog.indexes.iter().flat_map(|i| &i.dists) {
         for tag in WheelName::parse(&d.filename).unwrap().platform {
             if let Some(((2, minor), _)) = manylinux(&tag) {
-                assert!(UV_GLIBC_MINORS.contains(&minor) || minor < 17, "{}: {tag} falls between uv's targets", d.filename);
+                assert!(
+                    UV_GLIBC_MINORS.contains(&minor) || minor < 17,
+                    "{}: {tag} falls between uv's targets",
+                    d.filename
+                );
             }
         }
     }
@@ -295,7 +299,8 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
 /// installer checks it against GitHub's digest, here the API's `digest`).
 fn release_wheel(http: &Http, server: &FakeServer, w: &recipe::ReleaseWheel, dir: &Path) -> PathBuf {
     let url = format!("{}/repos/{}/releases/tags/{}", server.base_url(), w.repo, w.tag);
-    let release: serde_json::Value = serde_json::from_slice(&http.http_get(&url, "application/json").unwrap().body).unwrap();
+    let release: serde_json::Value =
+        serde_json::from_slice(&http.http_get(&url, "application/json").unwrap().body).unwrap();
     let asset = release["assets"]
         .as_array()
         .unwrap()

@@ -154,7 +154,10 @@ impl<'a> Env<'a> {
         if let Some((lib, _)) = res.libraries.iter().find(|(_, f)| *f == Found::Missing) {
             return Some(format!("{lib}: cannot open shared object file: No such file or directory"));
         }
-        res.missing_versions.iter().next().map(|(v, lib, by)| format!("{lib}: version `{v}' not found (required by {by})"))
+        res.missing_versions
+            .iter()
+            .next()
+            .map(|(v, lib, by)| format!("{lib}: version `{v}' not found (required by {by})"))
     }
 }
 

@@ -319,11 +319,8 @@ fn serves_pypi_and_the_pytorch_index_in_the_json_simple_api() {
     let kernel = simple_json(&format!("{pypi}/sgl-kernel/"));
     assert_eq!(kernel["versions"], serde_json::json!(["0.2.8", "0.3.16.post3"]));
     let kernels = check_files(&kernel);
-    let k = &kernels
-        .iter()
-        .find(|(n, _)| n == "sgl_kernel-0.3.16.post3-cp310-abi3-manylinux2014_aarch64.whl")
-        .unwrap()
-        .1;
+    let k =
+        &kernels.iter().find(|(n, _)| n == "sgl_kernel-0.3.16.post3-cp310-abi3-manylinux2014_aarch64.whl").unwrap().1;
     assert!(k.cuda.as_ref().is_some_and(|c| c.fails_at_import && c.ptx.is_empty()));
     // A .metadata is not a download.
     assert_eq!(server.downloads(), 16 + 3);

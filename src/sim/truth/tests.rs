@@ -103,9 +103,10 @@ fn the_embedded_indexes_parse_and_every_pin_is_served() {
             let name = wheel_name::WheelName::parse(&d.filename).unwrap();
             let x86_only = d.filename == "sgl_kernel-0.2.8-cp39-abi3-manylinux2014_x86_64.whl";
             if name.platform.iter().any(|t| t.ends_with("_x86_64")) && !x86_only {
-                let twin = i.dists.iter().any(|o| {
-                    (&o.name, &o.version) == (&d.name, &d.version) && o.filename.ends_with("_aarch64.whl")
-                });
+                let twin = i
+                    .dists
+                    .iter()
+                    .any(|o| (&o.name, &o.version) == (&d.name, &d.version) && o.filename.ends_with("_aarch64.whl"));
                 assert!(twin, "{file}: no aarch64 twin of {}", d.filename);
             }
             // The ELF files a wheel carries: paths inside it, symbol versions of the allowed forms.

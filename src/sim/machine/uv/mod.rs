@@ -22,7 +22,7 @@ mod resolve;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -30,9 +30,9 @@ use crate::host::Host;
 use crate::pep503::normalize;
 use crate::sim::truth::stub::{ElfStub, Emulated, VersionOutput};
 use crate::sim::truth::wheel_name::WheelName;
-use resolve::{Req, Resolver, Target, WheelFrom};
 use crate::system::Effects;
 use crate::system::Output;
+use resolve::{Req, Resolver, Target, WheelFrom};
 
 /// The CPython a simulated `uv venv --python 3.12` provides.
 pub(crate) const PYTHON_VERSION: &str = "3.12.12";
@@ -172,7 +172,7 @@ fn read_requirements(local: &Effects, file: &str) -> Result<(Vec<Req>, BTreeMap<
 }
 
 /// The METADATA of a local wheel, with its name's parts.
-fn local_metadata(local: &Effects, path: &PathBuf) -> Result<(WheelName, String), String> {
+fn local_metadata(local: &Effects, path: &Path) -> Result<(WheelName, String), String> {
     let filename = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let wheel = WheelName::parse(&filename).ok_or_else(|| format!("error: `{filename}` is not a wheel"))?;
     let bytes = local
@@ -190,7 +190,7 @@ fn pip_install(host: &Host, local: &Effects, args: &[String]) -> Result<String, 
     let requirements = flag(args, "-r").ok_or("error: no -r given")?;
     let (roots, sources) = read_requirements(local, requirements)?;
     let target = Target::of_host(host, PYTHON_VERSION);
-    let read_local = |p: &PathBuf| local_metadata(local, p);
+    let read_local = |p: &Path| local_metadata(local, p);
     let resolver = Resolver {
         local,
         target: &target,
@@ -269,7 +269,7 @@ fn pip_compile(local: &Effects, args: &[String]) -> Result<(String, String), Str
         .unwrap_or("https://pypi.org/simple")
         .trim_end_matches('/');
     let (roots, sources) = read_requirements(local, file)?;
-    let read_local = |p: &PathBuf| local_metadata(local, p);
+    let read_local = |p: &Path| local_metadata(local, p);
     let resolver = Resolver {
         local,
         target: &target,
@@ -286,10 +286,16 @@ fn pip_compile(local: &Effects, args: &[String]) -> Result<(String, String), Str
     );
     for (name, c) in &chosen {
         let wheel = match &c.from {
-            WheelFrom::Index { url, sha256 } => format!("{{ url = {}, hashes = {{ sha256 = {} }} }}", quote(url), quote(sha256)),
+            WheelFrom::Index { url, sha256 } => {
+                format!("{{ url = {}, hashes = {{ sha256 = {} }} }}", quote(url), quote(sha256))
+            }
             WheelFrom::File(p) => format!("{{ path = {} }}", quote(&p.display().to_string())),
         };
-        lock.push_str(&format!("\n[[packages]]\nname = {}\nversion = {}\nwheels = [{wheel}]\n", quote(name), quote(&c.version)));
+        lock.push_str(&format!(
+            "\n[[packages]]\nname = {}\nversion = {}\nwheels = [{wheel}]\n",
+            quote(name),
+            quote(&c.version)
+        ));
     }
     Ok((lock, format!("Resolved {} packages\n", chosen.len())))
 }

@@ -16,7 +16,7 @@
 //! torchvision made for it, as uv's backtracking would.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use pep440_rs::{Version, VersionSpecifiers};
@@ -42,7 +42,9 @@ impl Target {
     /// The target of a host, with the Python the environment runs.
     pub fn of_host(host: &Host, python: &str) -> Target {
         let glibc = match (&host.os.libc, &host.os.glibc) {
-            (Libc::Glibc, Some(g)) => Some((g.parts().first().copied().unwrap_or(2), g.parts().get(1).copied().unwrap_or(0))),
+            (Libc::Glibc, Some(g)) => {
+                Some((g.parts().first().copied().unwrap_or(2), g.parts().get(1).copied().unwrap_or(0)))
+            }
             _ => None,
         };
         Target { arch: host.arch.gnu().to_string(), glibc, python: python.to_string() }
@@ -55,9 +57,7 @@ impl Target {
     /// # Errors
     /// uv's words for a value it does not take.
     pub fn parse_platform(platform: &str, python: &str) -> Result<Target, String> {
-        let bad = || {
-            format!("error: invalid value '{platform}' for '--python-platform <PYTHON_PLATFORM>'")
-        };
+        let bad = || format!("error: invalid value '{platform}' for '--python-platform <PYTHON_PLATFORM>'");
         let (arch, rest) = platform.split_once('-').ok_or_else(bad)?;
         if !matches!(arch, "x86_64" | "aarch64") {
             return Err(bad());
@@ -149,7 +149,14 @@ impl Req {
         if let Some((name, url)) = body.split_once(" @ ") {
             let path = url.trim().strip_prefix("file://")?;
             let name = normalize(name.trim());
-            return Some(Req { name, extras: vec![], spec: String::new(), extra, file: Some(PathBuf::from(path)), text });
+            return Some(Req {
+                name,
+                extras: vec![],
+                spec: String::new(),
+                extra,
+                file: Some(PathBuf::from(path)),
+                text,
+            });
         }
         let end = body.find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))).unwrap_or(body.len());
         let (name, mut rest) = body.split_at(end);
@@ -162,7 +169,8 @@ impl Req {
             extras = list.split(',').map(|e| e.trim().to_string()).filter(|e| !e.is_empty()).collect();
             rest = after;
         }
-        let spec: String = rest.trim().trim_start_matches('(').trim_end_matches(')').chars().filter(|c| !c.is_whitespace()).collect();
+        let spec: String =
+            rest.trim().trim_start_matches('(').trim_end_matches(')').chars().filter(|c| !c.is_whitespace()).collect();
         if !spec.is_empty() && VersionSpecifiers::from_str(&spec).is_err() {
             return None;
         }
@@ -247,6 +255,9 @@ pub fn unsatisfiable(because: &str) -> String {
     )
 }
 
+/// Reads a local wheel's METADATA, with its name's parts; uv's words when it cannot.
+pub type LocalMetadata<'a> = &'a dyn Fn(&Path) -> Result<(WheelName, String), String>;
+
 /// Resolves requirements against the indexes for one target.
 pub struct Resolver<'a> {
     /// The network and files.
@@ -258,7 +269,7 @@ pub struct Resolver<'a> {
     /// Projects pinned to another index (`[tool.uv.sources]`): name → simple root.
     pub sources: BTreeMap<String, String>,
     /// Reads a local wheel's METADATA.
-    pub local_metadata: &'a dyn Fn(&PathBuf) -> Result<(WheelName, String), String>,
+    pub local_metadata: LocalMetadata<'a>,
     /// Whether a local wheel must fit the target: `pip install` checks it
     /// against the interpreter it installs for, `pip compile` takes the path
     /// as given (uv 0.13.9 locks a `manylinux_2_31` wheel for
@@ -309,13 +320,10 @@ impl Resolver<'_> {
                     let filename = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
                     (wheel.version, filename, WheelFrom::File(path.clone()), metadata)
                 }
-                None => self.from_index(&req, &same, &chosen)?,
+                None => self.pick_from_index(&req, &same, &chosen)?,
             };
             queue.extend(requires_dist(&metadata, &req.extras));
-            chosen.insert(
-                req.name.clone(),
-                Chosen { version, filename, from, metadata, extras: req.extras.clone() },
-            );
+            chosen.insert(req.name.clone(), Chosen { version, filename, from, metadata, extras: req.extras.clone() });
         }
         Ok(chosen)
     }
@@ -323,7 +331,7 @@ impl Resolver<'_> {
     /// The wheel of `req` from its index: the newest version every
     /// requirement of the project allows whose own pins agree with what is
     /// chosen, its best file for the target.
-    fn from_index(
+    fn pick_from_index(
         &self,
         req: &Req,
         same: &[Req],
@@ -410,8 +418,10 @@ impl Resolver<'_> {
     /// uv's report when versions exist but no wheel fits the platform or the Python.
     fn no_wheel(&self, req: &Req, matching: &[(WheelName, FileEntry)]) -> String {
         let version = &matching[0].0.version;
-        let for_python: Vec<&(WheelName, FileEntry)> =
-            matching.iter().filter(|(w, _)| w.platform.iter().any(|p| self.target.platform_rank(p).is_some())).collect();
+        let for_python: Vec<&(WheelName, FileEntry)> = matching
+            .iter()
+            .filter(|(w, _)| w.platform.iter().any(|p| self.target.platform_rank(p).is_some()))
+            .collect();
         if let Some((_, f)) = for_python.first() {
             let spec = f.requires_python.clone().unwrap_or_default();
             return unsatisfiable(&format!(
