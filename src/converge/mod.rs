@@ -42,6 +42,7 @@ use crate::system::System;
 pub use checks::{NotABuild, torch_check_script};
 pub use failure::BuildFailure;
 pub use installer::Installer;
+pub use python::uv_project;
 pub use record::{InstallRecord, Paths};
 pub use status::{Attempt, Check, Outcome, State, Status};
 

@@ -21,6 +21,7 @@ mod offline;
 mod outcomes;
 mod python_engines;
 mod real;
+mod real_uv;
 mod reliability;
 mod rerun;
 

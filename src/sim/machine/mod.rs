@@ -5,7 +5,7 @@
 //! files (a real directory), through [`Effects`]; simulated about what the
 //! host description decides: `ldd` and programs ([`ldd`], `programs.rs`),
 //! the package manager (`packages.rs`), Python and uv (`python.rs`,
-//! `uv.rs`), free disk and the clock. Installing a package changes the
+//! `uv/`), free disk and the clock. Installing a package changes the
 //! simulated host, so a second convergence sees it.
 //!
 //! May import the truth (what a file of a build says of itself), the core
@@ -15,7 +15,7 @@ pub mod ldd;
 mod packages;
 mod programs;
 mod python;
-mod uv;
+pub mod uv;
 
 use std::path::Path;
 use std::time::Duration;

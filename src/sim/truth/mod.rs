@@ -267,6 +267,34 @@ pub struct Dist {
     /// The GPU kernels it carries, for a package that computes on the GPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda: Option<CudaTruth>,
+    /// The wheel's ELF files that set its floors (the highest `GLIBC_` and
+    /// `GLIBCXX_` any of its files needs), each written into the wheel as a
+    /// stub and loaded when the package is imported: a newer glibc than the
+    /// host's fails the import in the loader's words, whatever the wheel's
+    /// platform tag says (vllm-project/vllm#41103).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elf: Vec<WheelElf>,
+    /// When PyPI received the file, PEP 700's `upload-time` (RFC 3339 UTC);
+    /// absent: the publisher's fixed instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_time: Option<String>,
+}
+
+/// One ELF file of a wheel (an extension module or a library it carries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WheelElf {
+    /// Its path in the wheel, `/`-separated: `vllm/_C.abi3.so`.
+    pub path: String,
+    /// The system libraries of its `DT_NEEDED` (`libc.so.6`,
+    /// `libstdc++.so.6`, `libcuda.so.1`); those of the packages it needs
+    /// (`libtorch.so`) are loaded by importing them first.
+    #[serde(default)]
+    pub needed: Vec<String>,
+    /// The highest symbol version of each kind it needs: `GLIBC_2.34`,
+    /// `GLIBCXX_3.4.21`, `CXXABI_1.3.9`.
+    #[serde(default)]
+    pub requires: Vec<String>,
 }
 
 impl Dist {
