@@ -221,7 +221,7 @@ mod tests {
     }
 
     fn status(status: u16) -> Result<HttpResponse, SysError> {
-        Ok(HttpResponse { status, body: vec![], wait: Wait::default() })
+        Ok(HttpResponse { status, body: vec![], wait: Wait::default(), next: None })
     }
 
     #[test]
@@ -234,7 +234,7 @@ mod tests {
         let waits: Vec<u64> = sys
             .said
             .iter()
-            .map(|l| l.split(" in ").nth(1).unwrap().split(" s ").next().unwrap().parse().unwrap())
+            .map(|l| l.rsplit_once(" in ").unwrap().1.split(" s ").next().unwrap().parse().unwrap())
             .collect();
         for (i, (line, wait)) in sys.said.iter().zip(&waits).enumerate() {
             let base = BASE_DELAY_SECS << i;

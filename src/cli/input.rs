@@ -63,6 +63,9 @@ pub const GOLDEN: Kind = Kind { name: "golden file", what: "a golden file", max:
 /// A matrix report (`--format json`) given to `matrix --merge`: a shard's
 /// cells (about 750 bytes a cell) or summary.
 pub const REPORT: Kind = Kind { name: "report file", what: "a matrix report", max: 1 << 30 };
+/// A release's JSON as GitHub's API answers it (`plan --release`): a few
+/// hundred bytes an asset.
+pub const RELEASE: Kind = Kind { name: "release file", what: "a GitHub release JSON", max: 8 << 20 };
 /// Checksums or a bundle's manifest.
 pub const CHECKSUMS: Kind = Kind { name: "checksums file", what: "a checksums file or manifest", max: 16 << 20 };
 

@@ -19,11 +19,12 @@ use super::input::Failure;
     curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850\n  \
     # a real install against it, without internet (needs a C compiler):\n  \
     llmgw mock-server --port 8080 --real-programs &\n  \
-    llmgw provision --want llama.cpp@b10850 --engines-dir /tmp/engines --github-api http://127.0.0.1:8080\n  \
+    llmgw provision --want llama.cpp@b10850 --engines-dir /tmp/engines \\\n  \
+    \x20   --github-api http://127.0.0.1:8080\n  \
     # with a mirror; its offline_base is http://127.0.0.1:8080/mirror\n  \
     llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror\n\n\
-    Without --real-programs the builds hold the simulation's stand-ins, which only `llmgw simulate`\n\
-    runs: `llmgw provision` against it refuses them, saying so.")]
+    Without --real-programs the builds hold the simulation's stand-ins, which\n\
+    only `llmgw simulate` runs: `llmgw provision` against it refuses them.")]
 pub struct Args {
     /// The loopback port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
@@ -48,7 +49,10 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         return Err(Failure::BadInput(format!("--mirror `{}` {why}", dir.display())));
     }
     let real = if args.real_programs { Some(real_programs()?) } else { None };
-    let catalog = real.as_ref().map_or_else(embedded_catalog, |(c, _)| c);
+    let catalog: &llmgw::sim::truth::Catalog = match &real {
+        Some((c, _)) => c,
+        None => embedded_catalog(),
+    };
     let server = FakeServer::start_on(catalog, args.port)
         .map_err(|e| Failure::BadInput(format!("--port {}: cannot serve: {e}", args.port)))?;
     println!("serving the fake GitHub release API at {}", server.base_url());
@@ -91,7 +95,8 @@ fn real_programs() -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), F
     };
     let http = Http::loopback(10, 60).map_err(|e| Failure::Internal(e.to_string()))?;
     let mut sys = RealSystem::new(http, Box::new(Silent));
-    let dir = tempfile::tempdir().map_err(|e| Failure::Internal(format!("cannot make a directory to compile in: {e}")))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| Failure::Internal(format!("cannot make a directory to compile in: {e}")))?;
     runnable::with_real_programs(&mut sys, dir.path(), embedded_catalog(), arch)
         .map_err(|e| Failure::Internal(format!("--real-programs: {e}")))
 }

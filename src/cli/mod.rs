@@ -16,6 +16,7 @@ mod builds;
 mod bundle;
 mod discover;
 mod input;
+mod inspect;
 mod list;
 mod matrix;
 mod mock_server;
@@ -57,7 +58,8 @@ pub use usage::refused;
         llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \
         llmgw plan --host v100 --want llama.cpp@b10850\n  \
         llmgw matrix --scenario llama-cuda-without-ptx --diff\n  \
-        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n\n\
+        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n  \
+        llmgw inspect libggml-cuda.so\n\n\
         Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
 )]
 pub struct Cli {
@@ -92,6 +94,8 @@ pub enum Command {
     Bundle(bundle::Args),
     /// List the embedded hosts, scenarios or default wants: the names --host, --scenario and matrix take.
     List(list::Args),
+    /// Read what a build really is from its ELF files and CUDA fatbins: libraries, glibc floors, GPU kernels, the driver it needs.
+    Inspect(inspect::Args),
     /// sha256 of a file with llmgw's hasher, printed as sha256sum does (for ci/bench-vs-shell.sh).
     #[command(hide = true)]
     BenchSha256(bench::Sha256Args),
@@ -119,6 +123,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Builds(a) => builds::run(a),
         Command::Bundle(a) => bundle::run(a),
         Command::List(a) => list::run(a),
+        Command::Inspect(a) => inspect::run(a),
         Command::BenchSha256(a) => bench::sha256(a),
         Command::BenchUnpack(a) => bench::unpack(a),
     }

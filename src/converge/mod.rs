@@ -13,6 +13,7 @@
 //! | file | what lives there |
 //! | --- | --- |
 //! | `installer.rs` | [`Installer`]: one pass over a machine, the steps of a want in order |
+//! | `latest.rs` | what an `ENGINE@latest` want resolves to: the newest release or index version this host can use |
 //! | `archives.rs`, `python.rs` | a build from release archives; a Python environment made by uv |
 //! | `checks.rs` | what proves a build works: `ldd`, the version command, the GPU |
 //! | `packages.rs` | the OS packages a build needs |
@@ -26,6 +27,7 @@ mod archives;
 pub mod checks;
 pub mod failure;
 mod installer;
+pub mod latest;
 mod packages;
 mod python;
 pub mod record;
@@ -40,6 +42,7 @@ use crate::system::System;
 pub use checks::{NotABuild, torch_check_script};
 pub use failure::BuildFailure;
 pub use installer::Installer;
+pub use python::uv_project;
 pub use record::{InstallRecord, Paths};
 pub use status::{Attempt, Check, Outcome, State, Status};
 

@@ -145,7 +145,8 @@ fn compile(sys: &mut dyn System, dir: &Path, name: &str, source: &str, shared: b
     if shared {
         cmd = cmd.args(["-shared", "-fPIC"]);
     }
-    let out = sys.run(&cmd).map_err(|e| format!("no C compiler to build real programs with ({e}): install one (gcc)"))?;
+    let out =
+        sys.run(&cmd).map_err(|e| format!("no C compiler to build real programs with ({e}): install one (gcc)"))?;
     if !out.success() {
         return Err(format!("cc could not build {name}: {}", out.stderr.trim()));
     }

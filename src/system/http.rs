@@ -189,6 +189,7 @@ impl Http {
         let resp = self.get(url, accept)?;
         let status = resp.status().as_u16();
         let wait = wait_of(resp.headers());
+        let next = resp.headers().get("link").and_then(|v| v.to_str().ok()).and_then(next_link);
         let mut budget = Budget::new(MAX_DOCUMENT_BYTES, "more than release metadata ever is", MIN_DEADLINE_SECS);
         let mut body = Vec::new();
         let mut resp = resp;
@@ -201,7 +202,7 @@ impl Http {
             budget.spend(n)?;
             body.extend_from_slice(&chunk);
         }
-        Ok(HttpResponse { status, body, wait })
+        Ok(HttpResponse { status, body, wait, next })
     }
 
     /// See [`super::System::download`].
@@ -432,6 +433,19 @@ fn wait_of(headers: &reqwest::header::HeaderMap) -> super::Wait {
     }
 }
 
+/// The `rel="next"` URL of a `Link` header: `<https://…&page=2>;
+/// rel="next", <…>; rel="last"` gives `https://…&page=2`.
+fn next_link(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (url, params) = part.trim().split_once(';')?;
+        let is_next = params.split(';').any(|p| {
+            p.trim().strip_prefix("rel=").is_some_and(|r| r.trim_matches('"').split(' ').any(|r| r == "next"))
+        });
+        let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| url.to_string())
+    })
+}
+
 /// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.
 pub(crate) fn github_message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
@@ -477,5 +491,17 @@ mod tests {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let refused = http.http_get(&format!("http://127.0.0.1:{port}/"), "*/*").unwrap_err();
         assert!(matches!(refused, SysError::Network(_)), "{refused:?}");
+    }
+
+    #[test]
+    fn the_next_page_is_read_from_githubs_link_header() {
+        let link = r#"<https://api.github.com/repositories/1/releases?per_page=2&page=2>; rel="next", <https://api.github.com/repositories/1/releases?per_page=2&page=9>; rel="last""#;
+        assert_eq!(
+            next_link(link).as_deref(),
+            Some("https://api.github.com/repositories/1/releases?per_page=2&page=2")
+        );
+        let last_page = r#"<https://x/releases?page=1>; rel="first", <https://x/releases?page=8>; rel="prev""#;
+        assert_eq!(next_link(last_page), None);
+        assert_eq!(next_link("garbage"), None);
     }
 }

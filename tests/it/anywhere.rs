@@ -79,6 +79,7 @@ fn a_host_and_a_scenario_by_name_from_any_directory() {
     std::fs::write(nowhere.path().join("v100"), mine).unwrap();
     let file = llmgw_in(nowhere.path(), &["plan", "--host", "v100"]);
     assert!(text(&file.stdout).starts_with("host: nogpu-debian12"), "{}", text(&file.stdout));
+    std::fs::remove_file(nowhere.path().join("v100")).unwrap();
     // Neither a file nor a name: one line, exit 2.
     let none = llmgw_in(nowhere.path(), &["simulate", "--host", "v1000"]);
     assert_eq!(none.status.code(), Some(2));
@@ -242,7 +243,8 @@ fn the_agent_simulates_the_default_wants_from_anywhere_and_says_what_its_configu
     assert!(
         said.ends_with(
             "\nsglang@0.5.4: not installed\n  the configuration disables this engine on this node\n\n\
-             sglang@0.4.10: not installed\n  the configuration disables this engine on this node\n"
+             sglang@0.4.10: not installed\n  the configuration disables this engine on this node\n\n\
+             sglang@0.5.23: not installed\n  the configuration disables this engine on this node\n"
         ),
         "{said}"
     );
@@ -262,4 +264,83 @@ fn the_agent_simulates_the_default_wants_from_anywhere_and_says_what_its_configu
     let node = llmgw_in(nowhere.path(), &["agent", "--once"]);
     assert_eq!(node.status.code(), Some(2));
     assert!(text(&node.stderr).contains("--wants <FILE>"), "{}", text(&node.stderr));
+}
+
+/// `llmgw mock-server` stopped however the test ends.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `llmgw mock-server --port 0` with `extra`, and its base URL; the second
+/// line it printed.
+fn serve(extra: &[&str]) -> (Served, String, String) {
+    use std::io::BufRead;
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["mock-server", "--port", "0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut served = Served(child);
+    let mut lines = std::io::BufReader::new(served.0.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let base = first.strip_prefix("serving the fake GitHub release API at ").unwrap_or_else(|| panic!("{first}"));
+    let second = lines.next().unwrap().unwrap();
+    // The rest of what it prints is read, so that it never writes to a closed pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (served, base.to_string(), second)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_real_provision_against_the_fake_server_with_real_programs_installs_end_to_end() {
+    let (_served, base, second) = serve(&["--real-programs"]);
+    assert_eq!(second, "real programs, built here with cc, in:");
+    let engines = tempfile::tempdir().unwrap();
+    let out = llmgw_in(
+        engines.path(),
+        &[
+            "provision",
+            "--want",
+            "llama.cpp@b10850",
+            "--want",
+            "uv@0.13.9",
+            "--engines-dir",
+            "e",
+            "--github-api",
+            &base,
+        ],
+    );
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+    assert!(said.contains("llama.cpp@b10850: ready "), "{said}");
+    assert!(said.contains("installed: version: 0.4.0-dev (build 10850, commit fe14399)"), "{said}");
+    assert!(
+        said.contains("uv@0.13.9: ready x86_64\n  - x86_64  installed: uv 0.13.9 (x86_64-unknown-linux-gnu)"),
+        "{said}"
+    );
+    // What it installed is a real program that says its version.
+    let uv = engines.path().join("e/uv/0.13.9-x86_64/uv-x86_64-unknown-linux-gnu/uv");
+    let version = std::process::Command::new(uv).arg("--version").output().unwrap();
+    assert_eq!(text(&version.stdout), "uv 0.13.9 (x86_64-unknown-linux-gnu)\n");
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn provision_against_the_fake_server_without_real_programs_says_why_it_cannot() {
+    let (_served, base, second) = serve(&[]);
+    assert_eq!(second, "(simulated programs: `llmgw provision` against this server needs --real-programs)");
+    let engines = tempfile::tempdir().unwrap();
+    let out =
+        llmgw_in(engines.path(), &["provision", "--want", "uv@0.13.9", "--engines-dir", "e", "--github-api", &base]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", text(&out.stderr));
+    assert!(said.contains("runs only in `llmgw simulate`"), "{said}");
+    assert!(!engines.path().join("e/uv/0.13.9-x86_64").exists(), "nothing of it committed");
 }

@@ -1,8 +1,8 @@
 //! The simulation catches a wrong recipe rule at the GPU check: the first
 //! recipe (docs/facts.md §10) offered llama.cpp's CUDA 12.8 build to an RTX 3090 on driver 535
 //! (525 being CUDA 12's floor); the build's fatbins are compressed, which
-//! drivers before 550 cannot load, so it lists no CUDA device and the
-//! installer falls back. The recipe now leaves it out (550); this test
+//! drivers before 550 cannot load: the installer reads that from the
+//! unpacked files before running them, and falls back. The recipe now leaves it out (550); this test
 //! replays the old rule's plan, on the card's Ubuntu 24.04 twin (the CUDA
 //! builds need glibc 2.38).
 
@@ -11,7 +11,7 @@ use llmgw::recipe::{self, Want};
 use llmgw::sim::Simulation;
 
 #[test]
-fn the_seed_rule_is_caught_at_the_gpu_check_and_the_next_build_installed() {
+fn the_seed_rule_is_caught_before_the_build_runs_and_the_next_build_installed() {
     let want = Want::parse("llama.cpp@b11459").unwrap();
     let noble = |file: &str| {
         let mut host = super::host(file);
@@ -29,7 +29,9 @@ fn the_seed_rule_is_caught_at_the_gpu_check_and_the_next_build_installed() {
     assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")));
     let cuda = &s.attempts[0];
     assert_eq!((cuda.variant.as_str(), cuda.outcome), ("cuda-12.8", Outcome::Failed));
-    assert!(cuda.reason.contains("lists no CUDA device"), "{}", cuda.reason);
+    // Read from the build's files before it runs, as the loader would say it.
+    assert_eq!(cuda.check, Some(llmgw::converge::Check::Inspect), "{}", cuda.reason);
+    assert!(cuda.reason.contains("its CUDA code runs on no GPU of this node"), "{}", cuda.reason);
     assert!(cuda.reason.contains("compressed fatbin needs driver 550"), "{}", cuda.reason);
 
     // And today's recipe never downloads it there.

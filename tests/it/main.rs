@@ -14,12 +14,15 @@ mod fleet;
 mod fuzz_seeds;
 mod gpu_check;
 mod hostile;
+mod inspect;
 mod invariants;
+mod latest;
 mod matrix;
 mod offline;
 mod outcomes;
 mod python_engines;
 mod real;
+mod real_uv;
 mod reliability;
 mod rerun;
 

@@ -141,6 +141,10 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     if !args.merge.is_empty() {
         return merge(&args, expected.as_ref(), &golden);
     }
+    // Bad input is refused before anything is said about where the hosts come from.
+    let wants = input::wants(&[], args.wants.as_deref(), default_wants)?;
+    let catalog = args.what_if.catalog()?;
+    let settings = args.what_if.settings()?;
     let (dir, listing) = match &hosts {
         Hosts::Dir(dir) => (dir.as_path(), input::host_listing(dir)?),
         Hosts::Embedded => {
@@ -157,9 +161,6 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             (std::path::Path::new(DEFAULT_HOSTS), listed)
         }
     };
-    let wants = input::wants(&[], args.wants.as_deref(), default_wants)?;
-    let catalog = args.what_if.catalog()?;
-    let settings = args.what_if.settings()?;
     let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()), usize::from);
     // The offline rows (an air-gapped node served from a mirror) come from
     // the truth as it is: a scenario's what-if is about the publisher.
