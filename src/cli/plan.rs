@@ -12,12 +12,12 @@ use super::printer::{self, Format};
 
 /// Arguments of `plan`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n  \
+#[command(after_help = "Examples:\n  llmgw plan --host v100 --want llama.cpp@b10850\n  \
     curl -s https://api.github.com/repos/ggml-org/llama.cpp/releases/tags/b11459 > b11459.json\n  \
-    llmgw plan --host matrix/hosts/h100-ubuntu24.04-driver580.json --want llama.cpp@b11459 --release b11459.json")]
+    llmgw plan --host h100-ubuntu24.04-driver580 --want llama.cpp@b11459 --release b11459.json")]
 pub struct Args {
-    /// The host description (JSON) of the machine.
-    #[arg(long, value_name = "FILE")]
+    /// The host description (JSON) of the machine, or the name of an embedded one (v100).
+    #[arg(long, value_name = "FILE|NAME")]
     host: PathBuf,
     /// ENGINE@VERSION[:VARIANT]; repeatable. Default: the wants of matrix/wants.json (embedded).
     #[arg(long = "want", value_name = "ENGINE@VERSION[:VARIANT]")]

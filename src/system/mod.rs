@@ -197,6 +197,11 @@ pub enum SysError {
     /// The connection failed or broke off (refused, reset, timed out, cut short).
     #[error("{0}")]
     Network(String),
+    /// The network cannot reach the server at all, and asking again in a
+    /// few seconds cannot change that: no route to it, or its name cannot
+    /// be resolved on a machine with no resolver configured (or does not exist).
+    #[error("{0}")]
+    Unreachable(String),
     /// A body went on past what it may be: the size its publisher declared
     /// for an asset, or what a document (release metadata) ever is.
     #[error("the answer goes on past {limit} bytes, {why}; it was cut there")]
@@ -372,4 +377,12 @@ pub trait System {
 
     /// Waits (advances the clock in simulation).
     fn sleep(&mut self, d: Duration);
+
+    /// Says that a request failed and is asked again after a wait
+    /// (`message`: what failed, how, when it is asked again, which attempt
+    /// that is). At info level here (a simulation's waits take no time);
+    /// a real machine, whose waits are real, says it at the default level.
+    fn retrying(&mut self, message: &str) {
+        tracing::info!("{message}");
+    }
 }

@@ -1,5 +1,5 @@
-//! The simulation catches a wrong recipe rule at the GPU check: the seed's
-//! recipe offered llama.cpp's CUDA 12.8 build to an RTX 3090 on driver 535
+//! The simulation catches a wrong recipe rule at the GPU check: the first
+//! recipe (docs/facts.md §10) offered llama.cpp's CUDA 12.8 build to an RTX 3090 on driver 535
 //! (525 being CUDA 12's floor); the build's fatbins are compressed, which
 //! drivers before 550 cannot load: the installer reads that from the
 //! unpacked files before running them, and falls back. The recipe now leaves it out (550); this test
@@ -20,7 +20,7 @@ fn the_seed_rule_is_caught_before_the_build_runs_and_the_next_build_installed() 
         host.os.glibcxx = Some(llmgw::host::DottedVersion::parse("3.4.33").unwrap());
         host
     };
-    // The plan the seed's rule gave on driver 535 is today's plan on 550.
+    // The plan the first recipe's rule gave on driver 535 is today's plan on 550.
     let seed_plan = recipe::plan(&want, &noble("rtx3090-ubuntu22.04-driver550.json")).unwrap();
     assert_eq!(seed_plan.candidates[0].variant, "cuda-12.8");
 

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod agent;
+mod anywhere;
 mod architecture;
 mod cli;
 mod discover;

@@ -168,7 +168,7 @@ fn a_torch_without_kernels_for_the_gpu_fails_the_gpu_check_and_the_next_build_is
     assert!(cu13.reason.contains("no kernel image is available for execution on the device"), "{}", cu13.reason);
 }
 
-/// The seed's recipe offered SGLang from compute capability 7.5 (CUDA 13)
+/// The first recipe (docs/facts.md §10) offered SGLang from compute capability 7.5 (CUDA 13)
 /// and 7.0 (CUDA 12); sgl-kernel is machine code for 8.0 and newer only.
 /// Replayed, those plans fail at the GPU check; today's recipe refuses the
 /// machines without a download.
