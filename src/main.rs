@@ -13,15 +13,8 @@ fn main() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // One line: clap's message and what it lists, without usage and tips.
-            let text = e.render().to_string();
-            let said: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-                .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
-                .collect();
-            eprintln!("llmgw: {} (see llmgw --help)", said.join(" "));
+            let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+            eprint!("{}", cli::refused(&e, &args));
             std::process::exit(llmgw::report::EXIT_BAD_INPUT);
         }
     };

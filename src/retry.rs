@@ -162,11 +162,97 @@ fn attempts<T>(
         }
         match delay(sys, what, attempt, &wait) {
             Ok(secs) => {
-                tracing::info!("{what}: {doing} in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1);
+                let failed = match &result {
+                    Err(e) => e.to_string(),
+                    Ok(_) => format!("HTTP {status}"),
+                };
+                sys.retrying(&format!("{what}: {failed}; {doing} in {secs} s (attempt {} of {ATTEMPTS})", attempt + 1));
                 sys.sleep(Duration::from_secs(secs));
             }
             Err(why) => return Err(SysError::Http { status, message: why, wait }),
         }
         attempt += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+    use crate::system::{Cmd, Effects, Output, files::Files, http::Http};
+
+    /// A machine whose HTTP answers are scripted, on a clock that waits
+    /// without time passing, keeping what it was told about retries.
+    struct Scripted {
+        effects: Effects,
+        answers: VecDeque<Result<HttpResponse, SysError>>,
+        now: u64,
+        said: Vec<String>,
+    }
+
+    impl System for Scripted {
+        fn effects(&self) -> &Effects {
+            &self.effects
+        }
+        fn http_get(&mut self, _: &str, _: &str) -> Result<HttpResponse, SysError> {
+            self.answers.pop_front().expect("an answer scripted")
+        }
+        fn run(&mut self, cmd: &Cmd) -> Result<Output, SysError> {
+            panic!("nothing is run here: {}", cmd.display())
+        }
+        fn disk_free(&mut self, _: &Path) -> Result<u64, SysError> {
+            Ok(0)
+        }
+        fn now(&mut self) -> u64 {
+            self.now
+        }
+        fn sleep(&mut self, d: Duration) {
+            self.now += d.as_secs();
+        }
+        fn retrying(&mut self, message: &str) {
+            self.said.push(message.to_string());
+        }
+    }
+
+    fn scripted(answers: Vec<Result<HttpResponse, SysError>>) -> Scripted {
+        let effects = Effects { http: Http::loopback(1, 1).unwrap(), files: Files::scratch() };
+        Scripted { effects, answers: answers.into(), now: 1_000_000, said: Vec::new() }
+    }
+
+    fn status(status: u16) -> Result<HttpResponse, SysError> {
+        Ok(HttpResponse { status, body: vec![], wait: Wait::default(), next: None })
+    }
+
+    #[test]
+    fn every_retry_says_what_failed_which_attempt_it_is_and_how_long_it_waits() {
+        let dns = || Err(SysError::Network("dns error: Temporary failure in name resolution".into()));
+        let mut sys = scripted(vec![dns(), status(503), dns(), status(200)]);
+        let got = get(&mut sys, "release b10850", "http://x/", "*/*").unwrap();
+        assert_eq!(got.status, 200);
+        assert_eq!(sys.said.len(), 3, "one line per retry: {:?}", sys.said);
+        let waits: Vec<u64> = sys
+            .said
+            .iter()
+            .map(|l| l.rsplit_once(" in ").unwrap().1.split(" s ").next().unwrap().parse().unwrap())
+            .collect();
+        for (i, (line, wait)) in sys.said.iter().zip(&waits).enumerate() {
+            let base = BASE_DELAY_SECS << i;
+            assert!((base..=base + base / 4).contains(wait), "{line}");
+            assert!(line.starts_with("release b10850: "), "{line}");
+            assert!(line.ends_with(&format!("; asking again in {wait} s (attempt {} of {ATTEMPTS})", i + 2)), "{line}");
+        }
+        assert!(sys.said[0].contains("Temporary failure in name resolution"), "{}", sys.said[0]);
+        assert!(sys.said[1].contains(": HTTP 503;"), "{}", sys.said[1]);
+        assert_eq!(sys.now, 1_000_000 + waits.iter().sum::<u64>(), "it waited what it said");
+    }
+
+    #[test]
+    fn a_failure_no_retry_can_mend_is_returned_at_once() {
+        let no_route = SysError::Unreachable("this machine has no route to api.github.com; not asked again".into());
+        let mut sys = scripted(vec![Err(no_route.clone())]);
+        assert_eq!(get(&mut sys, "release b10850", "http://x/", "*/*").unwrap_err(), no_route);
+        assert!(sys.said.is_empty());
+        assert_eq!(sys.now, 1_000_000, "no wait");
     }
 }

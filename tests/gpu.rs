@@ -81,7 +81,11 @@ fn the_real_compute_check_refuses_code_for_another_gpu_and_installs_the_next() {
     }
     assert_eq!((s["state"].as_str(), s["variant"].as_str()), (Some("ready"), Some("cuda-12.8")), "{s}");
     assert!(
-        s["attempts"].as_array().unwrap().iter().any(|a| a["reason"].as_str().unwrap_or("").contains("computes on CUDA0"))
+        s["attempts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["reason"].as_str().unwrap_or("").contains("computes on CUDA0"))
     );
 }
 

@@ -1,4 +1,8 @@
-//! What every unpacking target checks afterwards.
+//! What the targets check: every unpacking target afterwards, and the
+//! fatbin target on each input.
+
+// Each target uses a part of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 
@@ -35,6 +39,35 @@ pub fn assert_inside(root: &Path, dest: &Path) {
                     e.path().display()
                 );
             }
+        }
+    }
+}
+
+/// Where the fatbin target's section sits in its imagined file.
+pub const FATBIN_BASE: u64 = 0x2020;
+
+/// The fatbin parser on `data` as a section at [`FATBIN_BASE`]: read from
+/// memory and read at offsets from a file, it gives the same entries or the
+/// same error; an error names an offset within the section, every entry
+/// lies within it. Whether it parsed.
+pub fn check_fatbin(data: &[u8]) -> bool {
+    use llmgw::inspect::fatbin::{parse_section, parse_section_at};
+    let from_slice = parse_section(data, FATBIN_BASE);
+    let mut file = std::io::Cursor::new([vec![0u8; FATBIN_BASE as usize], data.to_vec()].concat());
+    let from_file = parse_section_at(&mut file, FATBIN_BASE, data.len() as u64);
+    assert_eq!(from_slice, from_file, "the two readers differ");
+    let end = FATBIN_BASE + data.len() as u64;
+    match from_slice {
+        Ok(entries) => {
+            for e in &entries {
+                assert!(FATBIN_BASE <= e.container_offset && e.container_offset < e.offset, "{e:?}");
+                assert!(e.offset < end && e.payload_offset <= end, "{e:?}");
+            }
+            true
+        }
+        Err(e) => {
+            assert!((FATBIN_BASE..=end).contains(&e.offset), "{e}");
+            false
         }
     }
 }

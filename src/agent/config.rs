@@ -6,12 +6,12 @@
 //! ```
 //!
 //! - `engines.disabled`: engines this node never runs: not installed when
-//!   asked for, and not reported when found (the seed's `disabled`).
+//!   asked for, and not reported when found (docs/facts.md §10).
 //! - `engines.binaries`: engines the operator built or placed by hand, by
 //!   the absolute path of their binary (for SGLang, the Python interpreter
 //!   that imports it). Such an engine is never installed over — an installed
 //!   build beside it would be used first and quietly replace the operator's —
-//!   and is reported when its version command answers (the seed's `byHand`).
+//!   and is reported when its version command answers (docs/facts.md §10).
 //!
 //! Every field is optional; an empty object (or no file) is the default.
 //! Unknown fields are an error naming their JSON path.

@@ -1,7 +1,6 @@
 //! The agent's provisioning loop (`llmgw agent`): keeps the engines a node
 //! is asked for installed, finds out when one stops working, and says what
-//! the node can run. A port of the seed's `provisionLoop`
-//! (`internal/agent/provision.go`).
+//! the node can run, as llmgw's first version did (docs/facts.md §10).
 //!
 //! - A *pass* converges every want once ([`Node::converge`]): an install
 //!   already there is re-checked (its files still verify, its binary still

@@ -1,6 +1,6 @@
 //! The engine report: which engines this node can run, and at which
-//! versions ([`Reported`]), as the seed's `engines()` merges its two
-//! sources (`internal/agent/provision.go`):
+//! versions ([`Reported`]), merging two sources as llmgw's first version
+//! did (docs/facts.md §10):
 //!
 //! 1. the versions the agent installed and saw run (wants `ready` in the
 //!    last pass);

@@ -86,11 +86,13 @@ pub fn check_status_file(
 
 /// Runs the loop until SIGTERM/SIGINT (or after one pass with `--once`):
 /// SIGHUP re-reads the wants file and passes, and a change seen every
-/// `watch` is taken. The last pass's record, if any.
+/// `watch` is taken. Wants from no file (`None`: the embedded default
+/// wants of a simulation) are not watched; SIGHUP then only passes. The
+/// last pass's record, if any.
 pub fn run_loop<N: Node>(
     node: N,
     agent: Agent,
-    wants_path: &Path,
+    wants_path: Option<&Path>,
     watch: Duration,
 ) -> Result<Option<PassRecord>, RuntimeError> {
     // The node is dropped here, outside the runtime: its HTTP client and the
@@ -101,8 +103,9 @@ pub fn run_loop<N: Node>(
         .enable_all()
         .build()
         .map_err(|e| RuntimeError::Internal(format!("cannot start the agent's runtime: {e}")))?;
-    let first = read_wants(wants_path);
-    let wants_path = wants_path.to_path_buf();
+    let read = |path: &Option<PathBuf>| path.as_deref().map(read_wants);
+    let wants_path = wants_path.map(Path::to_path_buf);
+    let first = read(&wants_path);
     let last = rt.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
         // The handlers first, each made once for the whole run: a signal
@@ -123,18 +126,22 @@ pub fn run_loop<N: Node>(
                 tokio::select! {
                     _ = hup.recv() => {
                         tracing::info!("SIGHUP: reading the wants file again");
-                        last = read_wants(&wants_path);
-                        control.reread(last.clone());
+                        last = read(&wants_path);
+                        match &last {
+                            Some(text) => control.reread(text.clone()),
+                            None => control.kick(),
+                        }
                     }
                     _ = term.recv() => { tracing::info!("SIGTERM: stopping between passes"); control.stop() }
                     _ = int.recv() => { tracing::info!("SIGINT: stopping between passes"); control.stop() }
                     _ = tick.tick() => {
                         // Told once per change: a file that stays unreadable is not told again.
-                        let now = read_wants(&wants_path);
+                        let now = read(&wants_path);
                         if now != last {
                             match &now {
-                                Ok(text) => { tracing::info!("the wants file changed"); control.wants_file(text.clone()) }
-                                Err(e) => control.wants_error(e.clone()),
+                                Some(Ok(text)) => { tracing::info!("the wants file changed"); control.wants_file(text.clone()) }
+                                Some(Err(e)) => control.wants_error(e.clone()),
+                                None => {}
                             }
                             last = now;
                         }

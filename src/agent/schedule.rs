@@ -1,8 +1,8 @@
 //! When the agent's next pass comes: [`Schedule`], the backoff after a
 //! failed pass.
 //!
-//! Source: the seed's provisioning loop (`internal/agent/provision.go`,
-//! `provisionLoop`). Installed engines are checked again every
+//! llmgw's own rule, kept from its first version (docs/facts.md §10).
+//! Installed engines are checked again every
 //! [`RECHECK_EVERY`] (10 minutes); after a pass in which any want ended
 //! `failed`, the next pass comes after [`FIRST_RETRY`] (1 minute), then 2,
 //! 4, 8 minutes, and never later than [`RECHECK_EVERY`]; one pass without a
@@ -10,7 +10,7 @@
 //! updates clears in a minute or two; ten minutes' wait would leave the node
 //! idle for no reason.
 //!
-//! One difference from the seed: there, a failure that reached the cap
+//! One difference from that first version: there, a failure that reached the cap
 //! (10 minutes) also reset the backoff to 1 minute, so a node that kept
 //! failing went 1, 2, 4, 8, 10, 1, 2, … minutes; here the cap holds until a
 //! pass is clean, as the issue asks ("up to 10").

@@ -23,14 +23,16 @@ const STATUS_FILE: &str = "/var/lib/llmgw/agent-status.json";
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     llmgw agent --wants /etc/llmgw/wants.json --config /etc/llmgw/agent.json\n  \
-    llmgw agent --wants wants.json --host matrix/hosts/v100.json --status-file status.json --once\n  \
+    llmgw agent --wants wants.json --host v100 --status-file status.json --once\n  \
+    llmgw agent --host v100 --scenario machine-crash-before-rename --once   # the default wants\n  \
     llmgw agent --report --config /etc/llmgw/agent.json\n\n\
     Converges every want at start, again when the wants file changes (or on SIGHUP), and every 10\n\
     minutes otherwise, re-checking what is installed. After a pass with a failed want the next comes\n\
     after 1 minute, then 2, 4, 8, 10. SIGTERM stops it between passes (exit 0). See README.md, \"Running the agent\".")]
 pub struct Args {
-    /// The wants file ({"wants": [{"engine": …, "version": …}]}), watched for changes.
-    #[arg(long = "wants", value_name = "FILE", required_unless_present = "report")]
+    /// The wants file ({"wants": [{"engine": …, "version": …}]}), watched for changes [with --host:
+    /// default, the embedded wants of matrix/wants.json, not watched].
+    #[arg(long = "wants", value_name = "FILE", required_unless_present_any = ["report", "host"])]
     wants_file: Option<PathBuf>,
     /// Where engines are installed [default: /opt/llmgw/engines; with --host, a temporary directory].
     #[arg(long, value_name = "DIR")]
@@ -41,11 +43,13 @@ pub struct Args {
     /// Where the statuses are written after each pass [default: /var/lib/llmgw/agent-status.json; with --host, none].
     #[arg(long, value_name = "FILE")]
     status_file: Option<PathBuf>,
-    /// Simulate this described machine against the fake release server instead of working on this one.
-    #[arg(long, value_name = "FILE")]
+    /// Simulate this described machine (a file, or an embedded host's name: v100) against the fake
+    /// release server instead of working on this one.
+    #[arg(long, value_name = "FILE|NAME")]
     host: Option<PathBuf>,
-    /// With --host: a scenario (a variant of the truth, faults of the server or the machine).
-    #[arg(long, value_name = "FILE", requires = "host")]
+    /// With --host: a scenario (a variant of the truth, faults of the server or the machine), a file
+    /// or an embedded scenario's name.
+    #[arg(long, value_name = "FILE|NAME", requires = "host")]
     scenario: Option<PathBuf>,
     /// One pass, print its statuses as `simulate` does, then exit: 0 when every want is ready or not_here, 1
     /// otherwise, 3 when the status file could not be written.
@@ -81,22 +85,23 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     if args.report {
         return report(&args, &config, status_file.as_deref());
     }
-    let wants_path = args.wants_file.clone().expect("clap requires --wants without --report");
-    let wants = input::wants(&[], Some(&wants_path), Vec::new)?;
+    // The wants, and the file watched for them: none for the embedded wants.
+    let (wants, wants_path) = match &args.wants_file {
+        Some(path) => {
+            let there = input::read_if_there(input::WANTS, path)?.is_some();
+            (input::wants(&[], Some(path), Vec::new)?, there.then(|| path.clone()))
+        }
+        None => (llmgw::sim::default_wants(), None),
+    };
+    let label = wants_path.clone().unwrap_or_else(|| PathBuf::from("matrix/wants.json (embedded)"));
     // Paths as they are now: neither a later change of directory nor a
     // command run elsewhere (the simulated installer's) changes them.
     let cwd =
         std::env::current_dir().map_err(|e| Failure::Internal(format!("cannot tell the current directory: {e}")))?;
     let status_file = match status_file {
         Some(p) => Some(
-            runtime::check_status_file(
-                &p,
-                &cwd.join(&p),
-                &wants_path,
-                args.config.as_deref(),
-                args.status_file.is_none(),
-            )
-            .map_err(failure)?,
+            runtime::check_status_file(&p, &cwd.join(&p), &label, args.config.as_deref(), args.status_file.is_none())
+                .map_err(failure)?,
         ),
         None => None,
     };
@@ -104,7 +109,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Some(dir) => Some(runtime::check_engines_dir(dir, &cwd).map_err(failure)?),
         None => None,
     };
-    let mut agent = Agent::new(wants, wants_path.clone(), config, status_file);
+    let mut agent = Agent::new(wants, label, config, status_file);
     if args.once {
         agent = agent.once();
     }
@@ -115,7 +120,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             if let Some(dir) = engines_dir {
                 sim.set_engines_dir(dir);
             }
-            runtime::run_loop(sim, agent, &wants_path, watch).map_err(failure)?
+            runtime::run_loop(sim, agent, wants_path.as_deref(), watch).map_err(failure)?
         }
         None => {
             let engines_dir = engines_dir.unwrap_or_else(|| PathBuf::from(settings::DEFAULT_ENGINES_DIR));
@@ -123,13 +128,21 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             let sys = args.github.real_system(Box::new(Silent))?;
             let cfg = settings::config(engines_dir, &args.github, &args.indexes, converge::CHECK_TIMEOUT_SECS);
             let node = RealNode(OnSystem { sys, host, cfg });
-            runtime::run_loop(node, agent, &wants_path, watch).map_err(failure)?
+            runtime::run_loop(node, agent, wants_path.as_deref(), watch).map_err(failure)?
         }
     };
     // Stopped by a signal (SIGTERM, SIGINT): asked for, so 0.
     let Some(pass) = last.filter(|_| args.once) else { return Ok(EXIT_OK) };
     let report = Report { host: pass.status.host.clone(), engines: pass.status.engines.clone() };
-    output::emit(&printer::report(&report, args.format.unwrap_or_default()))?;
+    let format = args.format.unwrap_or_default();
+    let mut text = printer::report(&report, format);
+    if format == printer::Format::Text {
+        // The wants the configuration keeps out, as the status file lists them.
+        for n in &pass.status.not_installed {
+            text.push_str(&format!("\n{}: not installed\n  {}\n", n.want, n.reason));
+        }
+    }
+    output::emit(&text)?;
     if let Some(e) = &pass.status_error {
         eprintln!("llmgw: error: {e}");
         return Ok(EXIT_INTERNAL);

@@ -24,7 +24,7 @@ pub struct Args {
     /// The version as its publisher tags it: b10850, 0.12.20.
     #[arg(long)]
     version: String,
-    /// The architecture: amd64, arm64 (Go/Debian names).
+    /// The architecture: amd64, arm64 (Go/Debian names; x86_64 and aarch64 are the same).
     #[arg(long, value_parser = super::bundle::parse_arch)]
     arch: Arch,
     /// text for a person; json for programs.

@@ -47,7 +47,7 @@ struct CreateArgs {
     /// A wants file instead of --want.
     #[arg(long = "wants", value_name = "FILE")]
     wants_file: Option<PathBuf>,
-    /// An architecture the builds are for: amd64, arm64; repeatable.
+    /// An architecture the builds are for: amd64 (or x86_64), arm64 (or aarch64); repeatable.
     #[arg(long = "arch", value_name = "ARCH", value_parser = parse_arch, required = true)]
     arches: Vec<Arch>,
     /// Where to write the bundle: a new directory, or a tar file when it ends in .tar.
@@ -81,8 +81,17 @@ struct ImportArgs {
 
 /// An architecture flag: `amd64`, `arm64`, ….
 pub fn parse_arch(s: &str) -> Result<Arch, String> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .map_err(|_| format!("unknown architecture `{s}`; the architectures are amd64, arm64, ppc64le, s390x, riscv64"))
+    // The GNU names (uv's variants, `uname -m`) are the same architectures.
+    let name = match s {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
+        format!(
+            "unknown architecture `{s}`; the architectures are amd64 (x86_64), arm64 (aarch64), ppc64le, s390x, riscv64"
+        )
+    })
 }
 
 /// Runs `bundle`.

@@ -63,6 +63,9 @@ pub const GOLDEN: Kind = Kind { name: "golden file", what: "a golden file", max:
 /// A matrix report (`--format json`) given to `matrix --merge`: a shard's
 /// cells (about 750 bytes a cell) or summary.
 pub const REPORT: Kind = Kind { name: "report file", what: "a matrix report", max: 1 << 30 };
+/// A release's JSON as GitHub's API answers it (`plan --release`): a few
+/// hundred bytes an asset.
+pub const RELEASE: Kind = Kind { name: "release file", what: "a GitHub release JSON", max: 8 << 20 };
 /// Checksums or a bundle's manifest.
 pub const CHECKSUMS: Kind = Kind { name: "checksums file", what: "a checksums file or manifest", max: 16 << 20 };
 
@@ -76,10 +79,68 @@ pub fn read(kind: Kind, path: &Path) -> Result<String, Failure> {
         .ok_or_else(|| Failure::BadInput(format!("cannot read {} `{}`: it does not exist", kind.name, path.display())))
 }
 
-/// Reads and validates a host description.
+/// Reads and validates a host description: the file `path`, or, where
+/// there is no such file, the embedded host it names (`v100`; or
+/// `matrix/hosts/v100.json` outside the checkout, said on stderr).
 pub fn host(path: &Path) -> Result<Host, Failure> {
-    let text = read(HOST, path)?;
+    let text = match read_if_there(HOST, path)? {
+        Some(text) => text,
+        None => {
+            embedded(path, "matrix/hosts", |n| format!("the embedded host `{n}`"), llmgw::sim::matrix::embedded::host)
+                .ok_or_else(|| not_there(HOST, path, "an embedded host's name (llmgw list hosts)"))?
+                .to_string()
+        }
+    };
     Host::from_json(&text).map_err(|e| Failure::BadInput(format!("host file `{}`: {e}", path.display())))
+}
+
+/// What `arg`, which is no file here, names of the embedded ones (found by
+/// `find`): itself as a name (`v100`), or the file of the checkout it is
+/// the path of (`<dir>/v100.json`), which is said on stderr (`what` names it).
+fn embedded(
+    arg: &Path,
+    dir: &str,
+    what: impl Fn(&str) -> String,
+    find: impl Fn(&str) -> Option<&'static str>,
+) -> Option<&'static str> {
+    let arg = arg.to_str()?;
+    if let Some(found) = find(arg) {
+        return Some(found);
+    }
+    let name = arg.strip_prefix(dir)?.strip_prefix('/')?.strip_suffix(".json")?;
+    let found = find(name)?;
+    eprintln!("llmgw: no file `{arg}` here (outside the checkout): {}", what(name));
+    Some(found)
+}
+
+/// The error for a file that is not there, nor `what` else.
+fn not_there(kind: Kind, path: &Path, what: &str) -> Failure {
+    Failure::BadInput(format!("cannot read {} `{}`: it does not exist, nor is it {what}", kind.name, path.display()))
+}
+
+/// The embedded scenario named `name` (`mocks/scenarios/<name>.json`).
+fn embedded_scenario(name: &str) -> Option<&'static str> {
+    llmgw::sim::truth::embedded::SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+}
+
+/// The embedded default wants for `matrix/wants.json` outside the checkout.
+fn embedded_wants(name: &str) -> Option<&'static str> {
+    (name == "wants").then_some(llmgw::sim::DEFAULT_WANTS_JSON)
+}
+
+/// The wants file `path`, or the embedded default wants when it is the
+/// checkout's `matrix/wants.json` and there is no such file here.
+///
+/// # Errors
+/// As [`read`].
+pub fn wants_text(path: &Path) -> Result<String, Failure> {
+    match read_if_there(WANTS, path)? {
+        Some(text) => Ok(text),
+        None => embedded(path, "matrix", |_| "the embedded default wants".into(), embedded_wants)
+            .filter(|_| path != Path::new("wants"))
+            .map(str::to_string)
+            .ok_or_else(|| not_there(WANTS, path, "matrix/wants.json (embedded)")),
+    }
 }
 
 /// The wants: each `--want`, else those of `--wants FILE`, else `default`.
@@ -88,7 +149,7 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
         return Err(Failure::BadInput("give wants either with --want or with --wants FILE, not both".into()));
     }
     if let Some(path) = file {
-        let text = read(WANTS, path)?;
+        let text = wants_text(path)?;
         return WantsFile::from_json(&text)
             .map(|f| f.wants)
             .map_err(|e| Failure::BadInput(format!("wants file `{}`: {e}", path.display())));
@@ -149,7 +210,12 @@ fn read_bytes(kind: Kind, path: &Path) -> Result<Option<String>, String> {
 pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Failure> {
     let base = llmgw::sim::truth::embedded_catalog();
     let Some(path) = scenario else { return Ok(base.clone()) };
-    let text = read(SCENARIO, path)?;
+    let text = match read_if_there(SCENARIO, path)? {
+        Some(text) => text,
+        None => embedded(path, "mocks/scenarios", |n| format!("the embedded scenario `{n}`"), embedded_scenario)
+            .ok_or_else(|| not_there(SCENARIO, path, "an embedded scenario's name (llmgw list scenarios)"))?
+            .to_string(),
+    };
     let s = llmgw::sim::truth::scenario::Scenario::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))?;
     s.apply(base).map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))
@@ -178,6 +244,11 @@ pub fn write_output(flag: &str, path: &Path, contents: &[u8]) -> Result<(), Fail
     llmgw::system::files::Files::durable()
         .write_atomic(path, contents)
         .map_err(|e| Failure::Internal(format!("cannot write {flag} `{}`: {e}", path.display())))
+}
+
+/// Whether `path` is a directory (a link to one counts).
+pub fn is_dir(path: &Path) -> bool {
+    path.is_dir()
 }
 
 /// One host file of a `--hosts` directory.

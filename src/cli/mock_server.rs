@@ -3,18 +3,28 @@
 // The mirror directory the user names is checked here (see clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
+use llmgw::host::Arch;
 use llmgw::sim::publisher::FakeServer;
+use llmgw::sim::runnable;
 use llmgw::sim::truth::embedded_catalog;
+use llmgw::system::http::Http;
+use llmgw::system::real::{RealSystem, Silent};
 
 use super::input::Failure;
 
 /// Arguments of `mock-server`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  \
+#[command(after_help = "Examples:\n  \
     llmgw mock-server --port 8080 &\n  \
     curl -s http://127.0.0.1:8080/repos/ggml-org/llama.cpp/releases/tags/b10850\n  \
+    # a real install against it, without internet (needs a C compiler):\n  \
+    llmgw mock-server --port 8080 --real-programs &\n  \
+    llmgw provision --want llama.cpp@b10850 --engines-dir /tmp/engines \\\n  \
+    \x20   --github-api http://127.0.0.1:8080\n  \
     # with a mirror; its offline_base is http://127.0.0.1:8080/mirror\n  \
-    llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror")]
+    llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror\n\n\
+    Without --real-programs the builds hold the simulation's stand-ins, which\n\
+    only `llmgw simulate` runs: `llmgw provision` against it refuses them.")]
 pub struct Args {
     /// The loopback port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
@@ -23,6 +33,11 @@ pub struct Args {
     /// holds when the server starts.
     #[arg(long, value_name = "DIR")]
     mirror: Option<std::path::PathBuf>,
+    /// Serve real programs, compiled here with the C compiler (cc), in the llama.cpp and uv
+    /// builds for this machine's architecture, so that `llmgw provision --github-api` against
+    /// this server installs them for real. They answer their version command and list no device.
+    #[arg(long)]
+    real_programs: bool,
 }
 
 /// Serves until the process is stopped (Ctrl-C, SIGTERM).
@@ -33,10 +48,23 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let why = if dir.exists() { "is not a directory" } else { "does not exist" };
         return Err(Failure::BadInput(format!("--mirror `{}` {why}", dir.display())));
     }
-    let catalog = embedded_catalog();
+    let real = if args.real_programs { Some(real_programs()?) } else { None };
+    let catalog: &llmgw::sim::truth::Catalog = match &real {
+        Some((c, _)) => c,
+        None => embedded_catalog(),
+    };
     let server = FakeServer::start_on(catalog, args.port)
         .map_err(|e| Failure::BadInput(format!("--port {}: cannot serve: {e}", args.port)))?;
     println!("serving the fake GitHub release API at {}", server.base_url());
+    match &real {
+        Some((_, replaced)) => {
+            println!("real programs, built here with cc, in:");
+            for (asset, n) in replaced {
+                println!("  {asset} ({n} file{})", if *n == 1 { "" } else { "s" });
+            }
+        }
+        None => println!("(simulated programs: `llmgw provision` against this server needs --real-programs)"),
+    }
     for r in &catalog.releases {
         println!("  {}/repos/{}/releases/tags/{}", server.base_url(), r.repo, r.tag);
     }
@@ -51,4 +79,24 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     loop {
         std::thread::park();
     }
+}
+
+/// The embedded truth with real programs for this machine's architecture,
+/// and which assets got them.
+fn real_programs() -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), Failure> {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => Arch::Amd64,
+        "aarch64" => Arch::Arm64,
+        other => {
+            return Err(Failure::BadInput(format!(
+                "--real-programs: this machine is {other}; the builds served are for amd64 and arm64"
+            )));
+        }
+    };
+    let http = Http::loopback(10, 60).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut sys = RealSystem::new(http, Box::new(Silent));
+    let dir =
+        tempfile::tempdir().map_err(|e| Failure::Internal(format!("cannot make a directory to compile in: {e}")))?;
+    runnable::with_real_programs(&mut sys, dir.path(), embedded_catalog(), arch)
+        .map_err(|e| Failure::Internal(format!("--real-programs: {e}")))
 }

@@ -16,6 +16,8 @@ mod builds;
 mod bundle;
 mod discover;
 mod input;
+mod inspect;
+mod list;
 mod matrix;
 mod mock_server;
 mod offline;
@@ -27,11 +29,13 @@ mod provision;
 mod settings;
 mod signals;
 mod simulate;
+mod usage;
 mod what_if;
 
 use clap::{Parser, Subcommand};
 
 pub use input::Failure;
+pub use usage::refused;
 
 /// Installs inference engines on Linux GPU nodes, and simulates the
 /// installation on described machines.
@@ -45,14 +49,17 @@ pub use input::Failure;
         verifies every byte against the publisher's sha256 digest, unpacks it safely, proves that it \
         loads (ldd) and computes on the GPU, falls back to the next build when one fails, and commits \
         it atomically.\n\n\
-        A machine is described by a host description (JSON; see matrix/README.md). `simulate` runs the \
+        A machine is described by a host description (JSON; see matrix/README.md), \
+        a file or the name of one embedded from matrix/hosts/ (`llmgw list hosts`). `simulate` runs the \
         whole installation for one against a fake release server; `plan` shows the selection alone.\n\n\
         A want is ENGINE@VERSION[:VARIANT]: llama.cpp@b10850, llama.cpp@b10850:vulkan, vllm@0.20.1, sglang@0.5.4, uv@0.12.20.",
     after_help = "Examples:\n  \
-        llmgw simulate --host matrix/hosts/v100.json\n  \
+        llmgw simulate --host v100\n  \
         llmgw simulate --host node.json --want llama.cpp@b10850:vulkan --format json\n  \
-        llmgw plan --host matrix/hosts/v100.json --want llama.cpp@b10850\n  \
-        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n\n\
+        llmgw plan --host v100 --want llama.cpp@b10850\n  \
+        llmgw matrix --scenario llama-cuda-without-ptx --diff\n  \
+        llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n  \
+        llmgw inspect libggml-cuda.so\n\n\
         Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
 )]
 pub struct Cli {
@@ -85,6 +92,10 @@ pub enum Command {
     Builds(builds::Args),
     /// Make an offline bundle from the publisher, or import one into an offline site's mirror.
     Bundle(bundle::Args),
+    /// List the embedded hosts, scenarios or default wants: the names --host, --scenario and matrix take.
+    List(list::Args),
+    /// Read what a build really is from its ELF files and CUDA fatbins: libraries, glibc floors, GPU kernels, the driver it needs.
+    Inspect(inspect::Args),
     /// sha256 of a file with llmgw's hasher, printed as sha256sum does (for ci/bench-vs-shell.sh).
     #[command(hide = true)]
     BenchSha256(bench::Sha256Args),
@@ -111,6 +122,8 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Agent(a) => agent::run(a),
         Command::Builds(a) => builds::run(a),
         Command::Bundle(a) => bundle::run(a),
+        Command::List(a) => list::run(a),
+        Command::Inspect(a) => inspect::run(a),
         Command::BenchSha256(a) => bench::sha256(a),
         Command::BenchUnpack(a) => bench::unpack(a),
     }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use llmgw::converge::{State, Status};
 use llmgw::host::Host;
 use llmgw::report::Report;
+use llmgw::sim::truth::{Catalog, embedded_catalog};
 use llmgw::sim::{Simulation, default_wants};
 
 use super::input::{self, Failure};
@@ -17,11 +18,17 @@ use super::what_if::WhatIf;
 /// Arguments of `simulate`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    llmgw simulate --host matrix/hosts/v100.json\n  \
-    llmgw simulate --host node.json --want llama.cpp@b10850 --want uv@0.12.20 --format json")]
+    llmgw simulate --host v100\n  \
+    llmgw simulate --host node.json --want llama.cpp@b10850 --want uv@0.12.20 --format json\n  \
+    llmgw simulate --host v100 --set nvidia.driver=580.95.05 --diff\n  \
+    llmgw simulate --host h100-ubuntu24.04-driver580 --scenario llama-cuda-without-ptx --diff\n\n\
+    --host takes a file or the name of an embedded host (`llmgw list hosts`), --scenario a file or\n\
+    the name of an embedded scenario (`llmgw list scenarios`).\n\n\
+    Exit codes: 0 every want ready or not_here (with --diff: after the change); 1 any failed or\n\
+    unsupported; 2 bad input; 3 llmgw itself failed.")]
 pub struct Args {
-    /// The host description (JSON) of the machine to simulate.
-    #[arg(long, value_name = "FILE")]
+    /// The host description (JSON) of the machine to simulate, or the name of an embedded one (v100).
+    #[arg(long, value_name = "FILE|NAME")]
     host: PathBuf,
     /// An engine to install: ENGINE@VERSION[:VARIANT], e.g. llama.cpp@b10850 or
     /// llama.cpp@b10850:vulkan. Repeatable. Default: the wants of matrix/wants.json (embedded).
@@ -48,8 +55,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
     let host = original.with_settings(&settings).map_err(|e| Failure::BadInput(format!("--set: {e}")))?;
-    let simulate = |host: Host| -> Result<Report, Failure> {
-        let mut sim = Simulation::with_catalog(host, &catalog).map_err(|e| Failure::Internal(e.to_string()))?;
+    let simulate = |host: Host, catalog: &Catalog| -> Result<Report, Failure> {
+        let mut sim = Simulation::with_catalog(host, catalog).map_err(|e| Failure::Internal(e.to_string()))?;
         // A scenario's crash ends the simulated installer without cleanup;
         // what matters is what the next convergence makes of it.
         sim.on_crash(|c| {
@@ -61,18 +68,26 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Ok(sim.converge(&wants))
     };
     if args.what_if.diff {
-        let (before, after) = (simulate(original)?, simulate(host)?);
-        output::emit(&changes(&before, &after, &args.what_if.set))?;
+        // Before: the machine as described, against the embedded truth.
+        let before = simulate(original, embedded_catalog())?;
+        let after = simulate(host, &catalog)?;
+        output::emit(&changes(&before, &after, &args.what_if.change()))?;
         return Ok(after.exit_code());
     }
-    let report = simulate(host)?;
-    output::emit(&printer::report(&report, args.format))?;
+    let report = simulate(host, &catalog)?;
+    let mut text = printer::report(&report, args.format);
+    if args.format == Format::Text && (!settings.is_empty() || args.what_if.scenario.is_some()) {
+        // Said under the host: the machine and the truth are not as described.
+        let at = text.find('\n').map_or(text.len(), |i| i + 1);
+        text.insert_str(at, &format!("with {}\n", args.what_if.change()));
+    }
+    output::emit(&text)?;
     Ok(report.exit_code())
 }
 
 /// `--diff`: per engine, what the change changes: `llama.cpp: vulkan -> cuda-12.8`.
-fn changes(before: &Report, after: &Report, set: &[String]) -> String {
-    let mut out = format!("host: {}\nwith {}:\n", after.host, set.join(", "));
+fn changes(before: &Report, after: &Report, change: &str) -> String {
+    let mut out = format!("host: {}\nwith {change}:\n", after.host);
     let mut n = 0;
     for (b, a) in before.engines.iter().zip(&after.engines) {
         let (was, now) = (outcome(b), outcome(a));

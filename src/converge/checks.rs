@@ -299,10 +299,24 @@ fn exit_words(code: Option<i32>) -> String {
     }
 }
 
-/// The first non-empty line, with the program's directory taken out.
+/// The first non-empty line, with the program's directory (and its parent,
+/// a Python environment's root) taken out; of a Python traceback, the
+/// exception (its last line: `ImportError: …`).
 fn first_line(text: &str, binary: &Path) -> String {
     let dir = binary.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").replace(&dir, "").trim().to_string()
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    let line =
+        if first.starts_with("Traceback (most recent call last)") { lines.next_back().unwrap_or(first) } else { first };
+    // A Python environment's files are named from its root (`bin/` sits in it).
+    let root = binary
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "bin"))
+        .and_then(Path::parent)
+        .map(|d| format!("{}/", d.display()))
+        .unwrap_or_default();
+    let line = line.replace(&dir, "");
+    if root.len() > 1 { line.replace(&root, "") } else { line }.trim().to_string()
 }
 
 fn file_name(p: &Path) -> String {

@@ -78,6 +78,10 @@ pub enum BuildFailure {
     /// The unpacked tree or environment holds no such binary.
     #[error("the installed tree holds no {0}")]
     NoBinary(String),
+    /// Read before anything of it ran ([`crate::facts`]): a symbol version
+    /// above the node's, or CUDA code for none of its GPUs.
+    #[error("inspected before running: {0}")]
+    Inspected(String),
     /// `ldd` found a library or a symbol version missing.
     #[error("{0}")]
     Ldd(String),
@@ -127,6 +131,7 @@ impl BuildFailure {
     /// them on the recipe's first candidate is drift).
     pub fn check(&self) -> Option<Check> {
         match self {
+            BuildFailure::Inspected(_) => Some(Check::Inspect),
             BuildFailure::Ldd(_) => Some(Check::Ldd),
             BuildFailure::Version(_) => Some(Check::Version),
             BuildFailure::Gpu(_) => Some(Check::Gpu),

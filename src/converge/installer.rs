@@ -21,6 +21,9 @@ pub struct Installer<'a> {
     /// The release metadata of the want being converged: the publisher's,
     /// seen once per pass, or while an offline want converges, its mirror's.
     source: ReleaseSource,
+    /// The `latest` want being converged at a version it resolved to: what
+    /// the install record says it was installed for.
+    asked: Option<Want>,
 }
 
 /// What looking at earlier installs found: builds removed as broken, notes.
@@ -45,7 +48,7 @@ enum Verified {
 impl<'a> Installer<'a> {
     /// A pass over the machine `sys` described by `host`, installing as `cfg` says.
     pub fn new(sys: &'a mut dyn System, host: &'a Host, cfg: &'a Config) -> Installer<'a> {
-        Installer { sys, host, cfg, source: ReleaseSource::new(&cfg.github_api, Origin::Publisher) }
+        Installer { sys, host, cfg, source: ReleaseSource::new(&cfg.github_api, Origin::Publisher), asked: None }
     }
 
     /// Converges every want in order; one status per want. What an
@@ -58,7 +61,8 @@ impl<'a> Installer<'a> {
             Ok(_) => {}
             Err(e) => tracing::warn!("could not clean the engines directory: {e}"),
         }
-        let statuses = wants.iter().map(|w| self.converge_one(w)).collect();
+        let statuses: Vec<Status> = wants.iter().map(|w| self.converge_one(w)).collect();
+        self.keep_two_of_each_latest(wants, &statuses);
         // Each build removes its own staging; the empty staging area goes too.
         let staging = self.cfg.engines_dir.join(".staging");
         if self.sys.list_dir(&staging).ok().flatten().is_some_and(|e| e.is_empty()) {
@@ -67,8 +71,128 @@ impl<'a> Installer<'a> {
         statuses
     }
 
-    /// Converges one want: its plan, then [`Installer::install_plan`].
+    /// Converges one want: its plan, then [`Installer::install_plan`]. A
+    /// `latest` want is resolved first ([`super::latest`]); when the newest
+    /// version cannot be installed (or looked for), the newest installed
+    /// earlier for it stays ready, saying why.
     pub fn converge_one(&mut self, want: &Want) -> Status {
+        if !want.is_latest() {
+            return self.converge_version(want);
+        }
+        let _span = tracing::info_span!("converge", want = %want).entered();
+        match super::latest::resolve(self.sys, self.cfg, want, self.host) {
+            Ok(resolved) => {
+                tracing::info!("{want} is {}", resolved.version);
+                self.asked = Some(want.clone());
+                let mut status = self.converge_version(&want.at(&resolved.version));
+                self.asked = None;
+                status.want = want.to_string();
+                let mut notes: Vec<String> = status.note.take().into_iter().collect();
+                if !resolved.skipped.is_empty() {
+                    notes.push(format!("newer, passed over: {}", resolved.skipped.join("; ")));
+                }
+                if status.state != State::Ready
+                    && let Some(mut earlier) = self.installed_earlier(want, Some(&resolved.version))
+                {
+                    earlier.note = join_notes(vec![format!(
+                        "{want} is {}, which did not install here ({}); {} stays",
+                        resolved.version, status.detail, earlier.version
+                    )]);
+                    return earlier;
+                }
+                status.note = join_notes(notes);
+                status
+            }
+            Err(why) => {
+                let why = format!("could not resolve {want}: {why}");
+                tracing::warn!("{why}");
+                if let Some(mut earlier) = self.installed_earlier(want, None) {
+                    earlier.note = join_notes(vec![format!("{why}; {} stays", earlier.version)]);
+                    return earlier;
+                }
+                refused(want, State::Failed, why, vec![])
+            }
+        }
+    }
+
+    /// The newest install made for the `latest` want `want` (other than
+    /// `except`, the version that just failed) that still verifies, as a
+    /// ready status of `want`.
+    fn installed_earlier(&mut self, want: &Want, except: Option<&str>) -> Option<Status> {
+        let mut versions: Vec<String> =
+            self.records_for(want).into_iter().map(|r| r.version).filter(|v| Some(v.as_str()) != except).collect();
+        versions.sort_by(|a, b| version_order(want.engine, b, a));
+        versions.dedup();
+        for v in versions {
+            let concrete = want.at(&v);
+            let Ok(plan) = recipe::plan_published(&concrete, self.host, Published::Unknown) else { continue };
+            let mut earlier = Earlier::default();
+            self.asked = Some(want.clone());
+            let found = self.with_origin(&concrete, |me| me.already_installed(&concrete, &plan, &mut earlier));
+            self.asked = None;
+            if let Some(mut status) = found {
+                status.want = want.to_string();
+                return Some(status);
+            }
+        }
+        None
+    }
+
+    /// The install records of `want`'s engine made for `want` itself (a
+    /// `latest` want), in no order; unreadable ones are skipped.
+    fn records_for(&mut self, want: &Want) -> Vec<InstallRecord> {
+        let dir = self.cfg.engines_dir.join(want.engine.as_str());
+        let entries = self.sys.list_dir(&dir).ok().flatten().unwrap_or_default();
+        entries
+            .iter()
+            .filter(|e| !e.is_dir && e.name.ends_with(".json"))
+            .filter_map(|e| self.sys.read(&dir.join(&e.name)).ok().flatten())
+            .filter_map(|bytes| serde_json::from_slice::<InstallRecord>(&bytes).ok())
+            .filter(|r| r.for_want == want.to_string())
+            .collect()
+    }
+
+    /// After a pass: of the installs made for each `latest` want, the one
+    /// ready now and the newest before it stay; older ones are removed,
+    /// unless another want of the pass is ready with that version.
+    fn keep_two_of_each_latest(&mut self, wants: &[Want], statuses: &[Status]) {
+        let in_use: Vec<(Engine, &str)> =
+            statuses.iter().filter(|s| s.state == State::Ready).map(|s| (s.engine, s.version.as_str())).collect();
+        for (want, status) in wants.iter().zip(statuses) {
+            if !want.is_latest() || status.state != State::Ready {
+                continue;
+            }
+            let mut records = self.records_for(want);
+            records.sort_by(|a, b| version_order(want.engine, &b.version, &a.version));
+            let mut versions: Vec<String> = records.iter().map(|r| r.version.clone()).collect();
+            versions.dedup();
+            let now = status.version.as_str();
+            let before = versions.iter().find(|v| version_order(want.engine, v, now).is_lt()).cloned();
+            for r in records {
+                let keep = r.version == now
+                    || Some(&r.version) == before.as_ref()
+                    || in_use.contains(&(want.engine, r.version.as_str()));
+                if keep {
+                    continue;
+                }
+                let paths = Paths::of(&self.cfg.engines_dir, want.engine, &r.version, &r.variant);
+                match self.sys.remove(&paths.install).and_then(|()| self.sys.remove(&paths.record)) {
+                    Ok(()) => tracing::info!(
+                        "removed {} {} {}, installed for {want}: {now} and {} are kept",
+                        want.engine,
+                        r.version,
+                        r.variant,
+                        before.as_deref().unwrap_or("-")
+                    ),
+                    Err(e) => tracing::warn!("could not remove {} {} {}: {e}", want.engine, r.version, r.variant),
+                }
+            }
+        }
+    }
+
+    /// Converges one want of one version: an install recorded answers first,
+    /// then the release's plan is installed.
+    fn converge_version(&mut self, want: &Want) -> Status {
         let _span = tracing::info_span!("converge", want = %want).entered();
         let origin = Origin::of(want);
         if origin.is_mirror() && matches!(want.engine, recipe::Engine::Vllm | recipe::Engine::Sglang) {
@@ -329,7 +453,11 @@ impl<'a> Installer<'a> {
         // installed: a failure says so, as the node is changed all the same.
         let (binary, why) = self.install_tree(want, build, paths).map_err(|failure| match installed.is_empty() {
             false => BuildFailure::AfterPackages { failure: Box::new(failure), installed: installed.clone() },
-            true if family == crate::host::PackageFamily::None && !build.packages.is_empty() => {
+            // Packages would have given it libraries, not kernels or a newer glibc.
+            true if family == crate::host::PackageFamily::None
+                && !build.packages.is_empty()
+                && !matches!(failure, BuildFailure::Inspected(_)) =>
+            {
                 BuildFailure::NoPackageManager { failure: Box::new(failure), packages: packages::by_family(build) }
             }
             true => failure,
@@ -396,6 +524,20 @@ impl<'a> Installer<'a> {
             }
         };
 
+        // What the unpacked files need, read before anything of them runs:
+        // the same rule the simulated loader and GPU follow.
+        if matches!(build.source, Source::Archives { .. }) {
+            match self.sys.build_facts(&tree) {
+                Ok(files) => {
+                    if let Some(why) = crate::facts::refusal(&files, self.host) {
+                        return Err(BuildFailure::Inspected(why));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("could not read the build's files before running them ({e}); its checks decide")
+                }
+            }
+        }
         let binary = checks::find_binary(self.sys, &tree, &build.binary)?
             .ok_or_else(|| BuildFailure::NoBinary(build.binary.clone()))?;
         let why = self.works(build, &binary, paths)?;
@@ -409,7 +551,7 @@ impl<'a> Installer<'a> {
         self.sys.rename(&tree, &paths.install)?;
         let record = InstallRecord {
             engine: want.engine,
-            for_want: want.to_string(),
+            for_want: self.asked.as_ref().unwrap_or(want).to_string(),
             version: build.version.clone(),
             variant: build.variant.clone(),
             binary: rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
@@ -453,6 +595,16 @@ fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attemp
         note: join_notes(notes),
         binary: Some(binary.display().to_string()),
         attempts,
+    }
+}
+
+/// Orders two versions of `engine`: llama.cpp's build tags by their
+/// number (`b9999` before `b11459`), the others by PEP 440.
+fn version_order(engine: Engine, a: &str, b: &str) -> std::cmp::Ordering {
+    let build = |v: &str| v.strip_prefix('b').and_then(|n| n.parse::<u64>().ok());
+    match (engine, build(a), build(b)) {
+        (Engine::LlamaCpp, Some(x), Some(y)) => x.cmp(&y),
+        _ => recipe::compare_versions(a, b),
     }
 }
 

@@ -14,6 +14,7 @@
 //! | file | what lives there |
 //! | --- | --- |
 //! | `installer.rs` | [`Installer`]: one pass over a machine, the steps of a want in order |
+//! | `latest.rs` | what an `ENGINE@latest` want resolves to: the newest release or index version this host can use |
 //! | `archives.rs`, `python.rs` | a build from release archives; a Python environment made by uv |
 //! | `checks.rs` | what proves a build works: `ldd`, the version command, the GPU listing |
 //! | `compute.rs` | the compute check: the tiny model (embedded) run on every device listed, or the CPU |
@@ -29,6 +30,7 @@ pub mod checks;
 pub mod compute;
 pub mod failure;
 mod installer;
+pub mod latest;
 mod packages;
 mod python;
 pub mod record;
@@ -44,6 +46,7 @@ pub use checks::{NotABuild, torch_check_script};
 pub use compute::{TINY_MODEL, TINY_MODEL_FILE, TINY_MODEL_SHA256};
 pub use failure::BuildFailure;
 pub use installer::Installer;
+pub use python::uv_project;
 pub use record::{InstallRecord, Paths};
 pub use status::{Attempt, Check, Outcome, State, Status};
 

@@ -43,28 +43,17 @@ pub(super) fn create_env(
     paths: &Paths,
     uv: &Path,
 ) -> Result<Built, BuildFailure> {
-    let binary = build.binary.as_str();
-    let mut dependencies = env.requirements.clone();
     let mut assets = Vec::new();
+    let mut wheel = None;
     if let Some(w) = &env.wheel {
         let release = source.release(sys, &w.repo, &w.tag)?;
         let asset = wheel_asset(&release, w)?;
         let dest = paths.downloads().join(&asset.name);
         assets.push(download_verified(sys, asset, &dest)?);
-        let project = asset.name.split('-').next().unwrap_or_default();
-        dependencies.insert(0, format!("{project} @ file://{}", dest.display()));
-    }
-
-    // Sources apply to the project's direct dependencies only (uv's
-    // resolver maps a package to an index from the manifest's own
-    // requirements: astral-sh/uv#11388, #14538), so each package taken from
-    // the extra index is a direct dependency too; the wheel's pins still
-    // choose its version.
-    if let Some(x) = &env.extra_index {
-        dependencies.extend(x.packages.iter().cloned());
+        wheel = Some(dest);
     }
     let pyproject = paths.staging.join("pyproject.toml");
-    let text = pyproject_toml(binary, &env.python, dependencies, env, cfg);
+    let text = uv_project(build, env, wheel.as_deref(), cfg);
     sys.write_atomic(&pyproject, text.as_bytes())?;
 
     let tree = paths.tree();
@@ -84,6 +73,29 @@ pub(super) fn create_env(
 
     let files = super::record::tree_files(sys, &tree)?;
     Ok(Built { files, assets, depends_on: vec![] })
+}
+
+/// The `pyproject.toml` uv installs a Python build from (`uv pip install
+/// -r`): its requirements, the release's wheel (downloaded to `wheel`) as a
+/// `file://` requirement first, and each package of the extra index as a
+/// direct requirement pinned to that index. The real-uv comparison
+/// (`tests/it/real_uv.rs`) hands the same text to both uvs.
+pub fn uv_project(build: &Build, env: &PythonEnv, wheel: Option<&Path>, cfg: &Config) -> String {
+    let mut dependencies = env.requirements.clone();
+    if let Some(dest) = wheel {
+        let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let project = name.split('-').next().unwrap_or_default();
+        dependencies.insert(0, format!("{project} @ file://{}", dest.display()));
+    }
+    // Sources apply to the project's direct dependencies only (uv's
+    // resolver maps a package to an index from the manifest's own
+    // requirements: astral-sh/uv#11388, #14538), so each package taken from
+    // the extra index is a direct dependency too; the wheel's pins still
+    // choose its version.
+    if let Some(x) = &env.extra_index {
+        dependencies.extend(x.packages.iter().cloned());
+    }
+    pyproject_toml(&build.binary, &env.python, dependencies, env, cfg)
 }
 
 /// Before anything is installed: the release of the wheel, each pinned
@@ -109,7 +121,8 @@ pub(super) fn preflight(
         .requirements
         .iter()
         .filter_map(|r| r.split_once("=="))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        // `sglang[srt]==0.4.10` is project sglang (its extras aside).
+        .map(|(n, v)| (n.split('[').next().unwrap_or(n).trim().to_string(), v.trim().to_string()))
         .collect();
     if build.version != want.version {
         pins.push((want.engine.as_str().to_string(), want.version.clone()));

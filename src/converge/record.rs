@@ -71,7 +71,13 @@ pub struct Paths {
 impl Paths {
     /// The paths of `build` of `engine` under `engines`.
     pub fn new(engines: &Path, engine: Engine, build: &Build) -> Paths {
-        let id = format!("{}-{}", build.version, build.variant);
+        Paths::of(engines, engine, &build.version, &build.variant)
+    }
+
+    /// As [`Paths::new`], from the version and variant alone (an install
+    /// known by its record).
+    pub fn of(engines: &Path, engine: Engine, version: &str, variant: &str) -> Paths {
+        let id = format!("{version}-{variant}");
         let dir = engines.join(engine.as_str());
         Paths {
             install: dir.join(&id),

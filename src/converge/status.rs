@@ -100,6 +100,9 @@ impl Attempt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Check {
+    /// The build's files read before it ran: a symbol version above the
+    /// node's, or CUDA code for none of its GPUs.
+    Inspect,
     /// The loader: `ldd` found a library or symbol version missing.
     Ldd,
     /// The version command failed or named another version.
@@ -116,6 +119,7 @@ impl Check {
     /// The check in a sentence: `ldd`, `version`, `GPU`, `compute`.
     pub fn in_words(self) -> &'static str {
         match self {
+            Check::Inspect => "inspect",
             Check::Ldd => "ldd",
             Check::Version => "version",
             Check::Gpu => "GPU",

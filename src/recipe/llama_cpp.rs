@@ -298,6 +298,15 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
     let mut plan = match pick(want, offers, host, notes) {
         Ok(plan) => plan,
         Err(Refusal::Unsupported { reason, excluded: mut more }) => {
+            // Nothing was offered (the release lacks every GPU build): the
+            // reasons are the builds this recipe left out.
+            let reason = match more.is_empty() {
+                true => format!(
+                    "no build of llama.cpp {v} runs on this node: {}",
+                    excluded.iter().map(|e| format!("{}: {}", e.variant, e.reason)).collect::<Vec<_>>().join("; ")
+                ),
+                false => reason,
+            };
             more.extend(excluded);
             return Err(Refusal::Unsupported { reason, excluded: more });
         }

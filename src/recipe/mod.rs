@@ -8,6 +8,7 @@
 //! | file | what lives there |
 //! | --- | --- |
 //! | `want.rs` | wants and wants files, engines, versions |
+//! | `wheel_name.rs` | wheel file names, their tags, and which hosts can install them |
 //! | `llama_cpp.rs`, `uv.rs`, `vllm.rs`, `sglang.rs`, `python.rs` | each engine's recipe; what the Python engines share |
 //!
 //! Pure core: functions of (want, host). May import `host` and `nvidia`
@@ -19,6 +20,7 @@ mod sglang;
 mod uv;
 mod vllm;
 mod want;
+pub mod wheel_name;
 
 use std::collections::BTreeMap;
 
@@ -28,9 +30,9 @@ use crate::host::{ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
 
 pub use llama_cpp::build_in_version_line;
-pub use python::UV_VERSION;
+pub use python::{PYTHON, UV_VERSION};
 pub use want::{
-    Engine, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
+    Engine, LATEST, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
 };
 
 /// One published build, chosen for one machine.
@@ -287,6 +289,17 @@ pub fn release_of(want: &Want) -> Option<(&'static str, String)> {
     (want.engine == Engine::LlamaCpp).then(|| (llama_cpp::REPO, want.version.clone()))
 }
 
+/// The GitHub repository whose releases publish `engine`'s builds:
+/// `ggml-org/llama.cpp`, `astral-sh/uv`; `None` for the engines installed
+/// from a package index.
+pub fn repository_of(engine: Engine) -> Option<&'static str> {
+    match engine {
+        Engine::LlamaCpp => Some(llama_cpp::REPO),
+        Engine::Uv => Some(uv::REPO),
+        Engine::Vllm | Engine::Sglang => None,
+    }
+}
+
 /// The candidates for a want on a host, best first, with every build left
 /// out and why.
 ///
@@ -303,6 +316,18 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
 /// # Errors
 /// As [`plan`].
 pub fn plan_published(want: &Want, host: &Host, published: Published) -> Result<Plan, Refusal> {
+    if want.is_latest() {
+        return Err(unsupported(format!(
+            "`{want}` names no version to plan: `latest` is resolved against the publisher when the want is \
+             installed (simulate, provision, agent); plan a version such as {}",
+            match want.engine {
+                Engine::LlamaCpp => "llama.cpp@b11459",
+                Engine::Vllm => "vllm@0.20.1",
+                Engine::Sglang => "sglang@0.5.4",
+                Engine::Uv => "uv@0.12.20",
+            }
+        )));
+    }
     // Every build here is linked against glibc: llama.cpp's and uv's are
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
     let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);

@@ -6,13 +6,20 @@ use std::collections::BTreeMap;
 use super::{Build, GpuCheck, PythonEnv, Refusal, Source};
 use crate::host::{Arch, Host, PackageFamily};
 
-/// The uv that creates the Python engines' environments. Source: llmgw's Go recipe's
-/// `UVVersion`; uv itself is installed through its own recipe first.
-pub const UV_VERSION: &str = "0.12.20";
+/// The uv that creates the Python engines' environments: the newest on
+/// PyPI (0.13.9, uploaded 2026-11-17; `mocks/uv/0.13.9.json`), the one the
+/// real-uv comparison runs (`tests/it/real_uv.rs`). uv itself is installed
+/// through its own recipe first.
+pub const UV_VERSION: &str = "0.13.9";
 
 /// The interpreter the Python engines run on; uv fetches it, so the node's
-/// own Python (or its absence) does not matter. vLLM 0.20 ships a
-/// `cpython-312` DeepGEMM extension (vllm#41487), so 3.12 it is.
+/// own Python (or its absence) does not matter. 3.12 is in every version's
+/// `Requires-Python` (vLLM 0.19.1 `<3.14,>=3.10`, 0.20.1 `<3.15,>=3.10`,
+/// 0.33.0 `<3.15,>=3.11`; SGLang 0.4.10 `>=3.8`, 0.5.4 `>=3.10`, 0.5.23
+/// `>=3.11`), and the only CPython that every wheel with a CPython tag
+/// fits: vLLM 0.20's DeepGEMM extension is `cpython-312`, SGLang 0.5.23 is
+/// published as `cp312` and `cp313` wheels. Source: the METADATA and file
+/// names of the wheels read (`mocks/pypi/pypi.json`).
 pub const PYTHON: &str = "3.12";
 
 /// Free disk a Python engine needs before it starts, in GB: torch and its
@@ -57,6 +64,17 @@ pub(super) fn gpu_engine_here(engine: &str, host: &Host) -> Result<(), Refusal> 
         )));
     }
     Ok(())
+}
+
+/// The refusal of an engine version on aarch64 whose pinned torch PyPI
+/// publishes without CUDA there: torch 2.7.1, 2.8.0 and 2.10.0's aarch64
+/// wheels carry no `libtorch_cuda.so` (99, 102 and 146 MB against 821, 888
+/// and 916 MB for x86-64); 2.11.0's is the first with CUDA. Source: the
+/// wheels read (`mocks/pypi/pypi.json`).
+pub(super) fn torch_without_cuda(engine: &str, version: &str, torch: &str) -> Refusal {
+    super::unsupported(format!(
+        "{engine} {version} needs torch {torch}, whose aarch64 wheel on PyPI is built without CUDA"
+    ))
 }
 
 /// A Python-environment build of `variant`, version `version`.

@@ -11,7 +11,7 @@ pub(super) const VARIANTS: &[&str] = &["x86_64", "aarch64"];
 
 /// The GitHub repository of the releases; tags have no `v` (`0.12.20`).
 /// Source: `astral-sh/uv@crates/uv-bin-install/src/lib.rs` (download URLs).
-const REPO: &str = "astral-sh/uv";
+pub(super) const REPO: &str = "astral-sh/uv";
 
 /// Plans uv on a host.
 pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {

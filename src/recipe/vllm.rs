@@ -1,10 +1,13 @@
 //! vLLM: a Python environment with `vllm` from PyPI (CUDA 13 since 0.20,
-//! CUDA 12 before), or the same version's CUDA 12.9 wheel from the GitHub
-//! release with torch from PyTorch's cu129 index.
+//! CUDA 12 before), or, from 0.20 until torch 2.14 (vLLM 0.33), the same
+//! version's CUDA 12.9 wheel from the GitHub release with torch from
+//! PyTorch's cu129 index. Every fact here is read from the wheels PyPI
+//! serves (`mocks/pypi/pypi.json` names each with its sha256).
 
-use super::python::{PYTHON, env_build, gpu_engine_here, torch_check};
+use super::python::{PYTHON, env_build, gpu_engine_here, torch_check, torch_without_cuda};
 use super::{
-    ExtraIndex, GpuNeeds, Offer, Plan, PythonEnv, Refusal, ReleaseWheel, Want, compare_versions, pick, unsupported,
+    Exclusion, ExtraIndex, GpuNeeds, Offer, Plan, PythonEnv, Refusal, ReleaseWheel, Want, compare_versions, pick,
+    unsupported,
 };
 use crate::host::{Arch, ComputeCapability, Host};
 use crate::nvidia;
@@ -12,23 +15,48 @@ use crate::nvidia;
 /// The variants of vLLM this recipe installs.
 pub(super) const VARIANTS: &[&str] = &["cu13", "cu129", "cu12"];
 
-/// The first vLLM whose PyPI build is CUDA 13; 0.19.1 publishes `+cu130`
-/// beside a CUDA 12 default, 0.20.0 `+cu129` beside a CUDA 13 one. Source:
-/// vllm#39878 (merged 2026-04-15, "aligns with torch 2.11"); llmgw's Go recipe (`VLLMVariants`).
+/// The first vLLM whose PyPI build is CUDA 13: PyPI's 0.20.0 and 0.20.1
+/// wheels' `vllm/_C.abi3.so` need `libcudart.so.13` and pin torch 2.11.0
+/// (CUDA 13.0), 0.19.1's need `libcudart.so.12` and pin torch 2.10.0 (CUDA
+/// 12.8); 0.20 publishes `+cu129` on its GitHub release beside it. Sources:
+/// the wheels read with readelf (`mocks/pypi/pypi.json` names each with its
+/// sha256); vllm-project/vllm#39878.
 const CUDA13_SINCE: &str = "0.20";
 
-/// The oldest GPU a vLLM version's builds have kernels for. x86: 7.0
-/// (Volta) up to 0.19.1 — the Dockerfile's default `7.0 7.5 8.0 8.9 9.0
-/// 10.0 12.0` — and 7.5 from 0.20 (PyTorch 2.11 dropped sm_70, pytorch#172352),
-/// the CUDA 12.9 build included; arm64, built for Grace machines: 8.7
-/// before 0.20, 8.0 since. Sources: vllm#19747, vllm#24809 (arch lists); the vLLM GPU install docs ("compute capability 7.5 or higher"); llmgw's Go recipe (`vllmMinCompute`).
+/// The first vLLM without a CUDA 12.9 build: 0.33.0 pins torch 2.14.0, and
+/// PyTorch 2.14 publishes no CUDA 12.9 build ("the CUDA 12 (cu129) wheels
+/// and images are retired, because PyTorch 2.14 publishes no CUDA 12.9
+/// builds", docs.sglang.io); 0.32.0 pins torch 2.13.0. Sources: vLLM
+/// 0.33.0's METADATA (`torch==2.14.0`, read); PyPI metadata of 0.32.0.
+const NO_CU129_SINCE: &str = "0.33";
+
+/// The oldest GPU a vLLM version's kernels cover, by architecture: where
+/// its `_C` extension's machine code starts (one stray `sm_52` cubin in
+/// 0.19.1 and one `sm_75` in 0.20's aarch64 build aside: a single kernel,
+/// against 19 to 50 per other architecture). x86-64: 7.0 up to 0.19.1
+/// (`sm_70` ×28), 7.5 from 0.20 (0.20.1 and 0.33.0 start at `sm_75`, as
+/// torch 2.11's and 2.14's `libtorch_cuda.so` do); aarch64: 8.0 (0.19.1,
+/// 0.20.1 and 0.33.0, and torch 2.11's and 2.14's aarch64 builds). Source:
+/// cuobjdump of PyPI's vllm 0.19.1, 0.20.1 and 0.33.0 and torch wheels
+/// (`mocks/pypi/pypi.json`).
 fn min_compute(version: &str, arch: Arch) -> ComputeCapability {
     let old = compare_versions(version, CUDA13_SINCE).is_lt();
     match (arch, old) {
-        (Arch::Arm64, true) => ComputeCapability::new(8, 7),
-        (Arch::Arm64, false) => ComputeCapability::new(8, 0),
+        (Arch::Arm64, _) => ComputeCapability::new(8, 0),
         (_, true) => ComputeCapability::new(7, 0),
         (_, false) => ComputeCapability::new(7, 5),
+    }
+}
+
+/// The torch a vLLM version pins, for a message: 2.10.0 before 0.20, 2.11.0
+/// in 0.20, 2.14.0 in 0.33. Source: each version's METADATA (read).
+fn torch_of(version: &str) -> &'static str {
+    if compare_versions(version, CUDA13_SINCE).is_lt() {
+        "2.10.0"
+    } else if compare_versions(version, NO_CU129_SINCE).is_lt() {
+        "2.11.0"
+    } else {
+        "2.14.0"
     }
 }
 
@@ -57,6 +85,9 @@ fn pytorch_cu129() -> ExtraIndex {
 /// for them, said so in a note.
 pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     gpu_engine_here("vLLM", host)?;
+    if host.arch == Arch::Arm64 && compare_versions(&want.version, CUDA13_SINCE).is_lt() {
+        return Err(torch_without_cuda("vLLM", &want.version, torch_of(&want.version)));
+    }
     let lowest = host.min_compute_capability().expect("a GPU engine's host has a GPU");
     let (mut v, mut note) = (want.version.clone(), None);
     if lowest < min_compute(&v, host.arch) {
@@ -100,6 +131,21 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         return pick(&w, vec![Offer { build: pypi("cu12"), needs, what: format!("vLLM {v}") }], host, notes)
             .map_err(|r| downgraded(r, &note));
     }
+    let cu13 = Offer {
+        build: pypi("cu13"),
+        needs: GpuNeeds { driver: Some(nvidia::CUDA13_MIN_DRIVER), min_cc, jit: None },
+        what: format!("vLLM {v} built for CUDA 13"),
+    };
+    if !compare_versions(&v, NO_CU129_SINCE).is_lt() {
+        let gone = Exclusion {
+            variant: "cu129".into(),
+            reason: format!(
+                "vLLM {v} has no CUDA 12.9 build: it needs torch {}, which PyTorch publishes for CUDA 13 only",
+                torch_of(&v)
+            ),
+        };
+        return with_exclusion(pick(&w, vec![cu13], host, vec![]), gone).map_err(|r| downgraded(r, &note));
+    }
     let arch = if host.arch == Arch::Arm64 { "aarch64" } else { "x86_64" };
     let mut cu129 = pypi("cu129");
     if let super::Source::Python(env) = &mut cu129.source {
@@ -117,11 +163,7 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     pick(
         &w,
         vec![
-            Offer {
-                build: pypi("cu13"),
-                needs: GpuNeeds { driver: Some(nvidia::CUDA13_MIN_DRIVER), min_cc, jit: None },
-                what: format!("vLLM {v} built for CUDA 13"),
-            },
+            cu13,
             Offer {
                 build: cu129,
                 needs: GpuNeeds { driver: Some(nvidia::CUDA12_MIN_DRIVER), min_cc, jit: None },
@@ -132,6 +174,22 @@ pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
         vec![],
     )
     .map_err(|r| downgraded(r, &note))
+}
+
+/// A plan or refusal with one more build left out, and why.
+fn with_exclusion(r: Result<Plan, Refusal>, gone: Exclusion) -> Result<Plan, Refusal> {
+    match r {
+        Ok(mut p) => {
+            p.excluded.push(gone);
+            Ok(p)
+        }
+        Err(Refusal::Unsupported { reason, mut excluded }) => {
+            let reason = format!("{reason}; {}", gone.reason);
+            excluded.push(gone);
+            Err(Refusal::Unsupported { reason, excluded })
+        }
+        Err(r) => Err(r),
+    }
 }
 
 /// A refusal of the older vLLM chosen for old GPUs, saying why it was chosen.

@@ -50,11 +50,14 @@ impl Engine {
 
     /// Whether `version` is written as this engine's publisher tags versions:
     /// `b<N>` for llama.cpp, dotted numbers (with an optional PEP 440
-    /// suffix like `.post1`) for the others.
+    /// suffix like `.post1`) for the others; or [`LATEST`].
     ///
     /// # Errors
     /// A sentence saying what form was expected.
     pub fn check_version(self, version: &str) -> Result<(), String> {
+        if version == LATEST {
+            return Ok(());
+        }
         if version.len() > MAX_VERSION_BYTES {
             let start: String = version.chars().take(16).collect();
             return Err(format!(
@@ -85,6 +88,10 @@ impl Engine {
         })
     }
 }
+
+/// The version a want names to mean "the newest this node can use",
+/// resolved against the publisher on every pass: `llama.cpp@latest`.
+pub const LATEST: &str = "latest";
 
 /// The longest version a want may name, in bytes: real ones are a dozen
 /// (`0.5.5.post1`, `b11459`); a long one would become a file name too long.
@@ -174,6 +181,16 @@ impl Want {
         }
     }
 
+    /// Whether the want asks for the newest version ([`LATEST`]).
+    pub fn is_latest(&self) -> bool {
+        self.version == LATEST
+    }
+
+    /// The same want at `version`: what a `latest` want resolved to.
+    pub fn at(&self, version: &str) -> Want {
+        Want { version: version.to_string(), ..self.clone() }
+    }
+
     /// This want served from an offline mirror at `base`, checked against
     /// `sha256` (asset name -> hex digest) only.
     ///
@@ -207,6 +224,12 @@ impl Want {
             ));
         }
         match &self.offline_base {
+            Some(_) if self.is_latest() => {
+                return Err(format!(
+                    "version: an offline want names its version; `{LATEST}` is resolved against the publisher's \
+                     release list, which an offline mirror does not carry"
+                ));
+            }
             Some(base) => {
                 check_http_url(base).map_err(|e| format!("offline_base: `{base}` {e}"))?;
                 if self.offline_sha256.is_empty() {
@@ -346,6 +369,8 @@ mod tests {
     #[case("llama.cpp@b10850", Engine::LlamaCpp, "b10850", None)]
     #[case("llamacpp@b10850:vulkan", Engine::LlamaCpp, "b10850", Some("vulkan"))]
     #[case("uv@0.12.20", Engine::Uv, "0.12.20", None)]
+    #[case("llama.cpp@latest:vulkan", Engine::LlamaCpp, "latest", Some("vulkan"))]
+    #[case("sglang@latest", Engine::Sglang, "latest", None)]
     fn parses_wants(#[case] s: &str, #[case] e: Engine, #[case] v: &str, #[case] var: Option<&str>) {
         let w = Want::parse(s).unwrap();
         assert_eq!((w.engine, w.version.as_str(), w.variant.as_deref()), (e, v, var));
@@ -356,7 +381,7 @@ mod tests {
     #[case("ollama@0.1", "unknown engine `ollama`")]
     #[case("llama.cpp@10850", "not a build tag")]
     #[case("uv@v0.12.20", "no leading v")]
-    #[case("uv@latest", "not a dotted version")]
+    #[case("uv@Latest", "not a dotted version")]
     #[case("uv@0.1abc", "not a dotted version")]
     #[case("uv@0.1....", "not a dotted version")]
     #[case("uv@1", "not a dotted version")]

@@ -18,6 +18,12 @@ pub const GITHUB_API: &str = "https://api.github.com";
 pub struct Release {
     /// The tag: `b10850`.
     pub tag_name: String,
+    /// A draft (seen only by the repository's writers): never installed.
+    #[serde(default)]
+    pub draft: bool,
+    /// Marked a prerelease (llama.cpp's `b<N>` releases are).
+    #[serde(default)]
+    pub prerelease: bool,
     /// The assets, as uploaded.
     pub assets: Vec<Asset>,
 }
@@ -109,6 +115,14 @@ pub enum ReleaseError {
         /// The parser's message, with the JSON path.
         message: String,
     },
+    /// The list of a repository's releases could not be had.
+    #[error("the releases of {repo}: {message}")]
+    Listing {
+        /// `owner/name`.
+        repo: String,
+        /// What went wrong: the status and GitHub's message, the network, the JSON path.
+        message: String,
+    },
     /// An offline mirror lists no releases, only assets at their paths.
     #[error("release `{tag}` of {repo} is not listed by an offline mirror, which holds assets only")]
     NotOnMirror {
@@ -178,6 +192,58 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
         }
     }
     Ok(release)
+}
+
+/// Releases asked for per page of a list: GitHub's largest page. Source:
+/// docs.github.com/rest/releases/releases#list-releases (`per_page`, max 100).
+pub const LIST_PAGE: usize = 100;
+
+/// The newest releases of `repo`, newest first as GitHub lists them, at
+/// most `at_most` (pages of [`LIST_PAGE`], following the `Link` header's
+/// next page). Drafts are kept: the caller skips them.
+///
+/// # Errors
+/// [`ReleaseError::Listing`]: an error status (GitHub's message), the
+/// network, or an answer that is not a list of releases (its JSON path).
+pub fn list(sys: &mut dyn System, api: &str, repo: &str, at_most: usize) -> Result<Vec<Release>, ReleaseError> {
+    let fail = |message: String| ReleaseError::Listing { repo: repo.to_string(), message };
+    let per_page = at_most.clamp(1, LIST_PAGE);
+    let mut url = Some(format!("{}/repos/{repo}/releases?per_page={per_page}&page=1", api.trim_end_matches('/')));
+    let mut out: Vec<Release> = Vec::new();
+    while let Some(at) = url.take() {
+        if out.len() >= at_most {
+            break;
+        }
+        let resp = crate::retry::get(sys, &format!("the releases of {repo}"), &at, "application/vnd.github+json")
+            .map_err(|e| fail(e.to_string()))?;
+        if resp.status != 200 {
+            let message = crate::system::http::github_message(&resp.body);
+            return Err(fail(format!(
+                "HTTP {}{}",
+                resp.status,
+                if message.is_empty() { String::new() } else { format!(": {message}") }
+            )));
+        }
+        let de = &mut serde_json::Deserializer::from_slice(&resp.body);
+        let page: Vec<Release> = serde_path_to_error::deserialize(de)
+            .map_err(|e| fail(format!("the answer is not a list of releases: {}: {}", e.path(), e.inner())))?;
+        let empty = page.is_empty();
+        out.extend(page);
+        // The next page only from the publisher's own host: a Link elsewhere is not followed.
+        url = resp.next.filter(|n| !empty && n.starts_with(api.trim_end_matches('/')));
+    }
+    out.truncate(at_most);
+    for r in &out {
+        for (i, a) in r.assets.iter().enumerate() {
+            if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url) {
+                return Err(fail(format!(
+                    "release {}: assets[{i}].browser_download_url: `{}` {why}",
+                    r.tag_name, a.browser_download_url
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Release {

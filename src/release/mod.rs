@@ -2,7 +2,8 @@
 //!
 //! | file | what lives there |
 //! | --- | --- |
-//! | `github.rs` | GitHub's release API: a release by tag, its assets and their digests |
+//! | `github.rs` | GitHub's release API: a release by tag, the newest releases, their assets and digests |
+//! | `index.rs` | a Python package index's project page (PEP 691): what a `latest` vLLM or SGLang looks at |
 //! | `source.rs` | where a want's builds come from, decided once ([`Origin`]), and the release metadata seen in a pass ([`ReleaseSource`]) |
 //! | `mirror.rs` | an offline site's mirror layout: `<engine>/<version>/<asset>` |
 //! | `download.rs` | download and verify: an asset's bytes against the digest vouched for it, once more on a mismatch |
@@ -15,9 +16,10 @@
 
 pub mod download;
 mod github;
+pub mod index;
 pub mod mirror;
 pub mod source;
 
 pub use download::{AssetDigest, VerifyError};
-pub use github::{Asset, DigestFrom, GITHUB_API, Release, ReleaseError, fetch, release_url};
+pub use github::{Asset, DigestFrom, GITHUB_API, LIST_PAGE, Release, ReleaseError, fetch, list, release_url};
 pub use source::{Origin, ReleaseSource};

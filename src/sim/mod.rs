@@ -24,6 +24,7 @@
 pub mod machine;
 pub mod matrix;
 pub mod publisher;
+pub mod runnable;
 pub mod truth;
 
 use std::path::Path;

@@ -73,10 +73,21 @@ pub fn remove_scratch() {
     STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
     let places = SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     for (parent, tagged) in places {
-        let Ok(listing) = fs::read_dir(&parent) else { continue };
-        for e in listing.flatten() {
-            if e.file_name().to_string_lossy().starts_with(&tagged) {
-                let _ = fs::remove_dir_all(e.path());
+        // The simulations still running write into their scratch while it is
+        // removed (a file made in a directory being emptied fails its
+        // removal): swept again until none is left, at most 100 times.
+        for _ in 0..100 {
+            let Ok(listing) = fs::read_dir(&parent) else { break };
+            let mine: Vec<PathBuf> = listing
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&tagged))
+                .map(|e| e.path())
+                .collect();
+            if mine.is_empty() {
+                break;
+            }
+            for dir in mine {
+                let _ = fs::remove_dir_all(dir);
             }
         }
     }

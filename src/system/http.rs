@@ -147,6 +147,8 @@ impl Http {
         proxy: bool,
         durable: bool,
     ) -> Result<Http, SysError> {
+        // rustls's cryptography: ring's, for the process (already there is fine).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let builder =
             if proxy { reqwest::blocking::Client::builder() } else { reqwest::blocking::Client::builder().no_proxy() };
         let client = builder
@@ -187,6 +189,7 @@ impl Http {
         let resp = self.get(url, accept)?;
         let status = resp.status().as_u16();
         let wait = wait_of(resp.headers());
+        let next = resp.headers().get("link").and_then(|v| v.to_str().ok()).and_then(next_link);
         let mut budget = Budget::new(MAX_DOCUMENT_BYTES, "more than release metadata ever is", MIN_DEADLINE_SECS);
         let mut body = Vec::new();
         let mut resp = resp;
@@ -199,7 +202,7 @@ impl Http {
             budget.spend(n)?;
             body.extend_from_slice(&chunk);
         }
-        Ok(HttpResponse { status, body, wait })
+        Ok(HttpResponse { status, body, wait, next })
     }
 
     /// See [`super::System::download`].
@@ -344,15 +347,80 @@ fn network(e: reqwest::Error) -> SysError {
         let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
         return SysError::Request(why);
     }
+    let host = e.url().and_then(|u| u.host_str()).map(str::to_string);
     let e = e.without_url();
     let mut msg = e.to_string();
     let mut src = std::error::Error::source(&e);
+    let mut cause = Cause::Other;
     while let Some(s) = src {
         msg.push_str(": ");
         msg.push_str(&s.to_string());
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            cause = cause.or(Cause::of(io));
+        }
         src = s.source();
     }
-    SysError::Network(msg)
+    let resolver = || fs::read_to_string("/etc/resolv.conf").ok();
+    match unmendable(cause, host.as_deref().unwrap_or("the server"), resolver) {
+        Some(why) => SysError::Unreachable(format!("{msg} ({why}; not asked again)")),
+        None => SysError::Network(msg),
+    }
+}
+
+/// What a connection's failure was, as far as asking again is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    /// No route to the network or the host.
+    NoRoute,
+    /// The name does not exist (`Name or service not known`).
+    NoSuchName,
+    /// The name could not be resolved now (`Temporary failure in name resolution`).
+    ResolverFailed,
+    /// Anything else: a refused or reset connection, a timeout.
+    Other,
+}
+
+impl Cause {
+    fn of(e: &std::io::Error) -> Cause {
+        use std::io::ErrorKind;
+        if matches!(e.kind(), ErrorKind::NetworkUnreachable | ErrorKind::HostUnreachable) {
+            return Cause::NoRoute;
+        }
+        // getaddrinfo's words (gai_strerror), as the standard library passes them on.
+        let said = e.to_string();
+        if said.contains("Name or service not known") || said.contains("No address associated with hostname") {
+            Cause::NoSuchName
+        } else if said.contains("failed to lookup address information") {
+            Cause::ResolverFailed
+        } else {
+            Cause::Other
+        }
+    }
+
+    fn or(self, other: Cause) -> Cause {
+        if self == Cause::Other { other } else { self }
+    }
+}
+
+/// Why no retry can mend a failure of `cause` reaching `host`, or `None`
+/// when one may: no route; a name that does not exist; a name that cannot
+/// be resolved on a machine whose `/etc/resolv.conf` (`resolv_conf` reads
+/// it) names no nameserver.
+fn unmendable(cause: Cause, host: &str, resolv_conf: impl FnOnce() -> Option<String>) -> Option<String> {
+    match cause {
+        Cause::NoRoute => Some(format!("this machine has no route to {host}")),
+        Cause::NoSuchName => Some(format!("the name {host} does not exist")),
+        Cause::ResolverFailed => {
+            let configured =
+                resolv_conf().is_some_and(|t| t.lines().any(|l| l.split_whitespace().next() == Some("nameserver")));
+            (!configured).then(|| {
+                format!(
+                    "cannot resolve {host}: this machine has no resolver configured (no nameserver in /etc/resolv.conf)"
+                )
+            })
+        }
+        Cause::Other => None,
+    }
 }
 
 /// What an answer's headers say about asking again.
@@ -365,6 +433,19 @@ fn wait_of(headers: &reqwest::header::HeaderMap) -> super::Wait {
     }
 }
 
+/// The `rel="next"` URL of a `Link` header: `<https://…&page=2>;
+/// rel="next", <…>; rel="last"` gives `https://…&page=2`.
+fn next_link(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (url, params) = part.trim().split_once(';')?;
+        let is_next = params.split(';').any(|p| {
+            p.trim().strip_prefix("rel=").is_some_and(|r| r.trim_matches('"').split(' ').any(|r| r == "next"))
+        });
+        let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| url.to_string())
+    })
+}
+
 /// GitHub's error bodies are `{"message": "..."}`; anything else says nothing.
 pub(crate) fn github_message(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
@@ -372,4 +453,55 @@ pub(crate) fn github_message(body: &[u8]) -> String {
         message: String,
     }
     serde_json::from_slice::<Msg>(body).map(|m| m.message).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_no_retry_can_mend_is_told_apart() {
+        let io = |kind| std::io::Error::from(kind);
+        let gai = |said: &str| std::io::Error::other(format!("failed to lookup address information: {said}"));
+        assert_eq!(Cause::of(&io(std::io::ErrorKind::NetworkUnreachable)), Cause::NoRoute);
+        assert_eq!(Cause::of(&io(std::io::ErrorKind::HostUnreachable)), Cause::NoRoute);
+        assert_eq!(Cause::of(&io(std::io::ErrorKind::ConnectionRefused)), Cause::Other);
+        assert_eq!(Cause::of(&gai("Name or service not known")), Cause::NoSuchName);
+        assert_eq!(Cause::of(&gai("Temporary failure in name resolution")), Cause::ResolverFailed);
+        let with = |conf: Option<&str>| {
+            let conf = conf.map(str::to_string);
+            unmendable(Cause::ResolverFailed, "api.github.com", move || conf)
+        };
+        // A resolver that failed now may answer later; none configured never will.
+        assert_eq!(with(Some("search example.com\nnameserver 10.0.0.53\n")), None);
+        let none = "cannot resolve api.github.com: this machine has no resolver configured (no nameserver in /etc/resolv.conf)";
+        assert_eq!(with(Some("# nameserver 10.0.0.53\nsearch example.com\n")).as_deref(), Some(none));
+        assert_eq!(with(None).as_deref(), Some(none));
+        assert_eq!(
+            unmendable(Cause::NoRoute, "api.github.com", || None).as_deref(),
+            Some("this machine has no route to api.github.com")
+        );
+        assert_eq!(unmendable(Cause::Other, "api.github.com", || None), None);
+    }
+
+    #[test]
+    fn a_closed_port_is_worth_asking_again() {
+        let http = Http::loopback(2, 2).unwrap();
+        // A port nobody listens on: refused, which a restarting server mends.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let refused = http.http_get(&format!("http://127.0.0.1:{port}/"), "*/*").unwrap_err();
+        assert!(matches!(refused, SysError::Network(_)), "{refused:?}");
+    }
+
+    #[test]
+    fn the_next_page_is_read_from_githubs_link_header() {
+        let link = r#"<https://api.github.com/repositories/1/releases?per_page=2&page=2>; rel="next", <https://api.github.com/repositories/1/releases?per_page=2&page=9>; rel="last""#;
+        assert_eq!(
+            next_link(link).as_deref(),
+            Some("https://api.github.com/repositories/1/releases?per_page=2&page=2")
+        );
+        let last_page = r#"<https://x/releases?page=1>; rel="first", <https://x/releases?page=8>; rel="prev""#;
+        assert_eq!(next_link(last_page), None);
+        assert_eq!(next_link("garbage"), None);
+    }
 }

@@ -116,6 +116,9 @@ pub struct HttpResponse {
     pub body: Vec<u8>,
     /// When to ask again, from the answer's headers.
     pub wait: Wait,
+    /// The next page of a list: the `Link` header's `rel="next"` URL (RFC
+    /// 8288; GitHub paginates its lists so).
+    pub next: Option<String>,
 }
 
 /// What an answer says about asking again: `Retry-After` (seconds), and
@@ -194,6 +197,11 @@ pub enum SysError {
     /// The connection failed or broke off (refused, reset, timed out, cut short).
     #[error("{0}")]
     Network(String),
+    /// The network cannot reach the server at all, and asking again in a
+    /// few seconds cannot change that: no route to it, or its name cannot
+    /// be resolved on a machine with no resolver configured (or does not exist).
+    #[error("{0}")]
+    Unreachable(String),
     /// A body went on past what it may be: the size its publisher declared
     /// for an asset, or what a document (release metadata) ever is.
     #[error("the answer goes on past {limit} bytes, {why}; it was cut there")]
@@ -270,6 +278,23 @@ pub struct Effects {
 pub trait System {
     /// The HTTP client and files this machine is real about.
     fn effects(&self) -> &Effects;
+
+    /// What each file of the build unpacked under `root` needs of a node
+    /// (symbol versions, CUDA kernels), read without running anything:
+    /// the files' own ELF and fatbin headers ([`crate::inspect`]); the
+    /// simulated machine reads its stubs instead. Paths relative to `root`.
+    ///
+    /// # Errors
+    /// [`SysError::Io`] naming the file that could not be read or is not
+    /// the ELF it claims to be.
+    fn build_facts(&mut self, root: &Path) -> Result<Vec<crate::facts::FileFacts>, SysError> {
+        let seen = crate::inspect::inspect_path(root, crate::archive::Limits::default()).map_err(|e| SysError::Io {
+            op: "inspect",
+            path: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(seen.files.iter().map(crate::inspect::FileReport::facts).collect())
+    }
 
     /// GETs a small document (release metadata), following redirects.
     /// `accept` is the `Accept` header. An HTTP error status is returned as
@@ -352,4 +377,12 @@ pub trait System {
 
     /// Waits (advances the clock in simulation).
     fn sleep(&mut self, d: Duration);
+
+    /// Says that a request failed and is asked again after a wait
+    /// (`message`: what failed, how, when it is asked again, which attempt
+    /// that is). At info level here (a simulation's waits take no time);
+    /// a real machine, whose waits are real, says it at the default level.
+    fn retrying(&mut self, message: &str) {
+        tracing::info!("{message}");
+    }
 }

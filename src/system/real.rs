@@ -68,6 +68,11 @@ impl System for RealSystem {
         &self.effects
     }
 
+    fn retrying(&mut self, message: &str) {
+        // Real waits: said at the default level, not left silent.
+        tracing::warn!("{message}");
+    }
+
     fn download(&mut self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {
         let name = dest.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         self.reporter.start(&name, None);

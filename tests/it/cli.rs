@@ -103,7 +103,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (
             vec![("h.json", &v100)],
-            vec!["simulate", "--host", "h.json", "--want", "llama.cpp@latest"],
+            vec!["simulate", "--host", "h.json", "--want", "llama.cpp@newest"],
             vec!["not a build tag"],
         ),
         (
@@ -128,4 +128,51 @@ fn bad_input_is_one_line_and_exit_2() {
     for (files, args, says) in cases {
         bad_input(&files, &args, &says);
     }
+}
+
+#[test]
+fn plan_reads_a_saved_release_and_leaves_out_builds_whose_assets_it_lacks() {
+    let server = llmgw::sim::publisher::FakeServer::start(llmgw::sim::truth::embedded_catalog()).unwrap();
+    let url = format!("{}/repos/ggml-org/llama.cpp/releases/tags/b11459", server.base_url());
+    let mut release: serde_json::Value =
+        serde_json::from_slice(&reqwest::blocking::get(url).unwrap().bytes().unwrap()).unwrap();
+    // The CUDA 12.8 runtime not (yet) uploaded.
+    release["assets"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|a| a["name"] != "cudart-llama-b11459-bin-ubuntu-cuda-12.8-x64.tar.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("b11459.json");
+    std::fs::write(&file, release.to_string()).unwrap();
+    let plan = |extra: &[&str]| {
+        let out = Command::cargo_bin("llmgw")
+            .unwrap()
+            .args([
+                "plan",
+                "--host",
+                "matrix/hosts/l4-smalldisk-ubuntu24.04-driver580.json",
+                "--want",
+                "llama.cpp@b11459",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, without, _) = plan(&[]);
+    assert_eq!(code, Some(0));
+    assert!(without.contains("1. cuda-13.4") && without.contains("2. cuda-12.8"), "{without}");
+    let (code, with, _) = plan(&["--release", file.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(with.contains("1. cuda-13.4") && !with.contains("2. cuda-12.8"), "{with}");
+    assert!(with.contains("without its CUDA runtime cudart-llama-b11459-bin-ubuntu-cuda-12.8-x64.tar.gz"), "{with}");
+    // A release of another version, or not a release: exit 2 naming it.
+    std::fs::write(&file, release.to_string().replace("\"b11459\"", "\"b1\"")).unwrap();
+    let (code, _, err) = plan(&["--release", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--release: the release is `b1`, the version of no llama.cpp or uv want here"), "{err}");
+    std::fs::write(&file, r#"{"tag_name": "b11459", "assets": [{"size": 1}]}"#).unwrap();
+    let (code, _, err) = plan(&["--release", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("assets[0]: missing field `name`"), "{err}");
 }

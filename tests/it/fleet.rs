@@ -39,6 +39,7 @@ fn run_fleet(
         catalog: embedded_catalog(),
         settings,
         diff,
+        before_catalog: None,
         shard: None,
         jobs: 2,
         group,

@@ -84,3 +84,18 @@ fn archives_unpack_only_inside_and_hostile_seeds_are_refused(#[case] target: &st
         }
     }
 }
+
+/// The fatbin seeds: sections cut from the fixtures (`good.*`) parse; the
+/// broken ones (bad magic, sizes past the section, a compressed entry's
+/// lying length, cut short, empty) are refused; the two readers agree.
+#[test]
+fn fatbin_sections_parse_or_are_refused_at_an_offset() {
+    for (name, data) in inputs("fatbin") {
+        let parsed = common::check_fatbin(&data);
+        if name.starts_with("good.") {
+            assert!(parsed, "fatbin/{name} did not parse");
+        } else if !name.starts_with("crash-") {
+            assert!(!parsed, "fatbin/{name} was not refused");
+        }
+    }
+}

@@ -1,11 +1,13 @@
-//! The GPU check in simulation: the listing first, then the tiny model
-//! computed on every GPU listed, the simulated GPU deciding from the
-//! build's kernels as the real one does. A build without a kernel for the
-//! GPU is listed and fails at the compute step, in CUDA's words; one whose
-//! PTX the driver can compile computes. What goes wrong on the way (a
-//! damaged model, a program that hangs or prints nothing, a GPU gone
-//! between the listing and the computation) is each build's clear reason,
-//! the next build is tried, and nothing is left half-installed.
+//! The GPU check in simulation: the build's files read first (a CUDA build
+//! with no kernel for any GPU of the node is refused before it runs), then
+//! the listing, then the tiny model computed on every GPU listed, the
+//! simulated GPU deciding from the build's kernels as the real one does. A
+//! build with no kernel for one of the node's GPUs is listed and fails at
+//! the compute step on that GPU, in CUDA's words; one whose PTX the driver
+//! can compile computes. What goes wrong on the way (a damaged model, a
+//! program that hangs or prints nothing, a GPU gone between the listing and
+//! the computation) is each build's clear reason, the next build is tried,
+//! and nothing is left half-installed.
 
 use llmgw::converge::{Check, Outcome, State, Status};
 use llmgw::host::{DottedVersion, DriverVersion, Host};
@@ -39,11 +41,12 @@ fn attempt<'a>(s: &'a Status, variant: &str) -> &'a llmgw::converge::Attempt {
 }
 
 #[test]
-fn the_seed_rule_is_caught_at_the_compute_step_and_the_next_build_installed() {
+fn the_seed_rule_is_caught_before_the_build_runs_and_the_next_build_installed() {
+    let want = Want::parse("llama.cpp@b11459").unwrap();
     // The seed's recipe offered CUDA 12.8 to an RTX 3090 on driver 535 (525
     // being CUDA 12's floor); its fatbins are compressed, which drivers
-    // before 550 cannot load. The card is listed; its first kernel fails.
-    let want = Want::parse("llama.cpp@b11459").unwrap();
+    // before 550 cannot load.
+    // The plan the first recipe's rule gave on driver 535 is today's plan on 550.
     let seed_plan = recipe::plan(&want, &noble("rtx3090-ubuntu22.04-driver550.json")).unwrap();
     assert_eq!(seed_plan.candidates[0].variant, "cuda-12.8");
 
@@ -51,16 +54,11 @@ fn the_seed_rule_is_caught_at_the_compute_step_and_the_next_build_installed() {
     let s = sim.install_plan(&want, seed_plan).engines.remove(0);
     assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")));
     let cuda = &s.attempts[0];
-    assert_eq!((cuda.variant.as_str(), cuda.outcome, cuda.check), ("cuda-12.8", Outcome::Failed, Some(Check::Compute)));
-    assert_eq!(
-        cuda.reason,
-        "the cuda-12.8 build does not compute: llama-bench on CUDA0 (NVIDIA GeForce RTX 3090) was killed by a signal: \
-         CUDA error: device kernel image is invalid (the OS package libgomp1 was installed for it)"
-    );
-    assert_eq!(
-        s.attempts[1].reason,
-        "installed the OS package libvulkan1; computes on Vulkan0: NVIDIA GeForce RTX 3090"
-    );
+    assert_eq!((cuda.variant.as_str(), cuda.outcome), ("cuda-12.8", Outcome::Failed));
+    // Read from the build's files before it runs, as the loader would say it.
+    assert_eq!(cuda.check, Some(Check::Inspect), "{}", cuda.reason);
+    assert!(cuda.reason.contains("its CUDA code runs on no GPU of this node"), "{}", cuda.reason);
+    assert!(cuda.reason.contains("compressed fatbin needs driver 550"), "{}", cuda.reason);
 
     // And today's recipe never downloads it there.
     let plan = recipe::plan(&want, &noble("rtx3090-ubuntu22.04-driver535.json")).unwrap();
@@ -68,31 +66,46 @@ fn the_seed_rule_is_caught_at_the_compute_step_and_the_next_build_installed() {
 }
 
 #[test]
-fn a_build_without_a_kernel_for_the_gpu_lists_it_and_fails_at_the_compute_step_in_cudas_words() {
+fn a_build_without_a_kernel_for_one_gpu_lists_it_and_fails_at_the_compute_step_in_cudas_words() {
+    // An H100 and an L4 in one node; the CUDA 12.8 build of the scenario
+    // has SASS for the L4 (8.9) and nothing the H100 (9.0) can run. Its
+    // files serve one GPU of the node, so it is not refused before it runs:
+    // it is listed, and the H100s fail at their first kernel.
+    let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda-without-ptx.json")).unwrap();
+    let catalog = Scenario::from_json(&text).unwrap().apply(embedded_catalog()).unwrap();
+    let mut sim = Simulation::with_catalog(noble("h100-l4-ubuntu22.04-driver570.json"), &catalog).unwrap();
+    let s = sim.converge(&[Want::parse("llama.cpp@b11459").unwrap()]).engines.remove(0);
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")), "{}", s.detail);
+    let cuda = attempt(&s, "cuda-12.8");
+    assert_eq!(cuda.check, Some(Check::Compute), "{}", cuda.reason);
+    assert_eq!(
+        cuda.reason,
+        "the cuda-12.8 build does not compute: llama-bench on CUDA0 (NVIDIA H100 PCIe) was killed by a signal: \
+         CUDA error: no kernel image is available for execution on the device; it computes on CUDA1: NVIDIA L4"
+    );
+    // The listing came first and named every GPU; then each computed in turn.
+    let commands = sim.system().commands();
+    let listing = commands.iter().position(|c| c == "llama-server --list-devices").unwrap();
+    let runs: Vec<usize> = commands
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with("llama-bench ") && c.contains(" -dev CUDA"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!runs.is_empty() && runs.iter().all(|&r| r > listing), "{commands:?}");
+}
+
+#[test]
+fn a_build_without_a_kernel_for_any_gpu_is_refused_before_it_runs() {
     let text = std::fs::read_to_string(super::host_path("../../mocks/scenarios/llama-cuda-without-ptx.json")).unwrap();
     let catalog = Scenario::from_json(&text).unwrap().apply(embedded_catalog()).unwrap();
     let mut sim = Simulation::with_catalog(super::host("h100-ubuntu24.04-driver580.json"), &catalog).unwrap();
     let s = sim.converge(&[Want::parse("llama.cpp@b11459").unwrap()]).engines.remove(0);
     assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("vulkan")), "{}", s.detail);
     let cuda = attempt(&s, "cuda-12.8");
-    assert_eq!(cuda.check, Some(Check::Compute));
-    assert_eq!(
-        cuda.reason,
-        "the cuda-12.8 build does not compute: llama-bench on CUDA0–CUDA7 (8× NVIDIA H100 80GB HBM3) was killed by a \
-         signal: CUDA error: no kernel image is available for execution on the device"
-    );
-    // The listing came first and named every GPU; then each computed in turn.
-    let commands = sim.system().commands();
-    let listing = commands.iter().position(|c| c == "llama-server --list-devices").unwrap();
-    let runs: Vec<usize> = (0..8)
-        .map(|i| {
-            commands
-                .iter()
-                .position(|c| c.ends_with(&format!("-dev CUDA{i} -ngl 99 -p 8 -n 8 -r 1 --no-warmup -o jsonl -v")))
-                .unwrap()
-        })
-        .collect();
-    assert!(runs.iter().all(|&r| r > listing), "{commands:?}");
+    assert_eq!(cuda.check, Some(Check::Inspect), "{}", cuda.reason);
+    assert!(cuda.reason.contains("its CUDA code runs on no GPU of this node"), "{}", cuda.reason);
+    assert!(!sim.system().commands().iter().any(|c| c.contains(" -dev CUDA")), "nothing of it ran");
 }
 
 #[test]
@@ -100,7 +113,7 @@ fn ptx_the_driver_can_compile_computes_and_ptx_from_a_newer_toolkit_fails_with_i
     // A T4 (7.5) has PTX only in both CUDA builds of b11459. On driver 590,
     // CUDA 13.4's PTX (which needs 615) cannot be compiled and CUDA 12.8's
     // (570) can. The recipe knows; a plan made as if the driver were 615
-    // asks the simulated GPU instead.
+    // meets the build's files, which say so before anything runs.
     let want = Want::parse("llama.cpp@b11459").unwrap();
     let mut on_615 = super::host("t4-ubuntu24.04-driver590.json");
     on_615.nvidia.as_mut().unwrap().driver = DriverVersion::parse("615.71.09").unwrap();
@@ -110,10 +123,12 @@ fn ptx_the_driver_can_compile_computes_and_ptx_from_a_newer_toolkit_fails_with_i
     let mut sim = Simulation::start(super::host("t4-ubuntu24.04-driver590.json")).unwrap();
     let s = sim.install_plan(&want, plan).engines.remove(0);
     assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some("cuda-12.8")), "{}", s.detail);
+    // Read from its files before it runs, in the words the GPU would say it in.
+    assert_eq!(s.attempts[0].check, Some(Check::Inspect), "{}", s.attempts[0].reason);
     assert!(
-        s.attempts[0].reason.ends_with(
-            "llama-bench on CUDA0–CUDA3 (4× Tesla T4) was killed by a signal: CUDA error: the provided PTX was compiled \
-             with an unsupported toolchain."
+        s.attempts[0].reason.contains(
+            "Tesla T4 (7.5): `llama-b11459/libggml-cuda.so`: the provided PTX was compiled with an unsupported \
+             toolchain. (CUDA 13.4 PTX for compute capability 7.5 needs driver 615, this is 590.44.01)"
         ),
         "{}",
         s.attempts[0].reason

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod agent;
+mod anywhere;
 mod architecture;
 mod cli;
 mod discover;
@@ -13,12 +14,15 @@ mod fleet;
 mod fuzz_seeds;
 mod gpu_check;
 mod hostile;
+mod inspect;
 mod invariants;
+mod latest;
 mod matrix;
 mod offline;
 mod outcomes;
 mod python_engines;
 mod real;
+mod real_uv;
 mod reliability;
 mod rerun;
 

@@ -95,9 +95,8 @@ fn cuda_builds_without_ptx_show_as_drift_where_the_recipe_counted_on_ptx() {
             continue;
         }
         let drift = c.drift.as_deref().unwrap_or_else(|| panic!("{} is not drift", c.host));
-        // Listed, then refused at the compute step in CUDA's own words.
-        assert!(drift.contains("cuda-12.8 failed its compute check"), "{drift}");
-        assert!(drift.contains("CUDA error: no kernel image is available for execution on the device"), "{drift}");
+        // Read from its files before it runs: no GPU of these nodes has a kernel in it.
+        assert!(drift.contains("cuda-12.8 failed its inspect check"), "{drift}");
         assert_eq!(c.status.variant.as_deref(), Some("vulkan"), "{} falls back to the next build that works", c.host);
     }
     // Without the scenario there is no drift there.
@@ -124,13 +123,12 @@ fn a_changed_outcome_fails_the_check_in_every_format() {
     let table = run(&["--check"]);
     assert_eq!(table.status.code(), Some(1));
     let out = String::from_utf8(table.stdout).unwrap();
-    assert!(
-        out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains("1 of 7 cells differ"),
-        "{out}"
-    );
+    let wants = llmgw::sim::default_wants().len();
+    let differ = format!("1 of {wants} cells differ");
+    assert!(out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains(&differ), "{out}");
     let junit = String::from_utf8(run(&["--check", "--format", "junit"]).stdout).unwrap();
     assert!(junit.contains("<failure") && junit.contains("expected ready cuda-12.8, now ready vulkan"), "{junit}");
-    assert_eq!(junit.matches("<testcase").count(), 7, "one per want");
+    assert_eq!(junit.matches("<testcase").count(), wants, "one per want");
     let json: serde_json::Value = serde_json::from_slice(&run(&["--check", "--format", "json"]).stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 1);
     let md = String::from_utf8(run(&["--check", "--format", "markdown"]).stdout).unwrap();

@@ -894,7 +894,7 @@ fn the_offline_commands_help_examples_fit_80_columns_unwrapped() {
     let example = |cmd: &[&str], columns: &str| {
         let out = llmgw().args(cmd).arg("--help").env("COLUMNS", columns).output().unwrap();
         let help = String::from_utf8(out.stdout).unwrap();
-        help[help.find("Example:").expect(&help)..].to_string()
+        help[help.find("Example").expect(&help)..].to_string()
     };
     for cmd in [&["bundle", "create"][..], &["bundle", "import"], &["mock-server"]] {
         let (narrow, wide) = (example(cmd, "80"), example(cmd, "200"));

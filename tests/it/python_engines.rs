@@ -14,9 +14,19 @@ fn one(file: &str, want: &str) -> Status {
 
 #[rstest]
 #[case::h100_580_vllm("h100-ubuntu24.04-driver580.json", "vllm@0.20.1", State::Ready, Some("cu13"), "0.20.1")]
-#[case::h100_580_sglang("h100-ubuntu24.04-driver580.json", "sglang@0.5.4", State::Ready, Some("cu13"), "0.5.4")]
+#[case::h100_580_sglang("h100-ubuntu24.04-driver580.json", "sglang@0.5.4", State::Ready, Some("cu12"), "0.5.4")]
+#[case::h100_580_sglang_cuda13(
+    "h100-ubuntu24.04-driver580.json",
+    "sglang@0.5.23",
+    State::Ready,
+    Some("cu13"),
+    "0.5.23"
+)]
+#[case::h100_580_vllm_0_33("h100-ubuntu24.04-driver580.json", "vllm@0.33.0", State::Ready, Some("cu13"), "0.33.0")]
 #[case::h100_570_vllm("h100-ubuntu22.04-driver570.json", "vllm@0.20.1", State::Ready, Some("cu129"), "0.20.1")]
-#[case::h100_570_sglang("h100-ubuntu22.04-driver570.json", "sglang@0.5.4", State::Unsupported, None, "0.5.4")]
+#[case::h100_570_sglang("h100-ubuntu22.04-driver570.json", "sglang@0.5.4", State::Ready, Some("cu12"), "0.5.4")]
+#[case::h100_570_sglang_cuda13("h100-ubuntu22.04-driver570.json", "sglang@0.5.23", State::Unsupported, None, "0.5.23")]
+#[case::h100_570_vllm_0_33("h100-ubuntu22.04-driver570.json", "vllm@0.33.0", State::Unsupported, None, "0.33.0")]
 #[case::v100_vllm("v100.json", "vllm@0.20.1", State::Ready, Some("cu12"), "0.19.1")]
 #[case::v100_sglang("v100.json", "sglang@0.5.4", State::Unsupported, None, "0.5.4")]
 #[case::no_gpu_vllm("nogpu-debian12.json", "vllm@0.20.1", State::NotHere, None, "0.20.1")]
@@ -24,7 +34,14 @@ fn one(file: &str, want: &str) -> Status {
 #[case::p100_vllm("p100-ubuntu22.04-driver535.json", "vllm@0.20.1", State::Unsupported, None, "0.20.1")]
 #[case::p100_sglang("p100-ubuntu22.04-driver535.json", "sglang@0.5.4", State::Unsupported, None, "0.5.4")]
 #[case::gh200_580_vllm("gh200-ubuntu24.04-driver580.json", "vllm@0.20.1", State::Ready, Some("cu13"), "0.20.1")]
-#[case::gh200_580_sglang("gh200-ubuntu24.04-driver580.json", "sglang@0.5.4", State::Ready, Some("cu13"), "0.5.4")]
+#[case::gh200_580_sglang("gh200-ubuntu24.04-driver580.json", "sglang@0.5.4", State::Unsupported, None, "0.5.4")]
+#[case::gh200_580_sglang_cuda13(
+    "gh200-ubuntu24.04-driver580.json",
+    "sglang@0.5.23",
+    State::Ready,
+    Some("cu13"),
+    "0.5.23"
+)]
 #[case::small_disk_vllm("h100-smalldisk-driver580.json", "vllm@0.20.1", State::Failed, None, "0.20.1")]
 #[case::small_disk_sglang("h100-smalldisk-driver580.json", "sglang@0.5.4", State::Failed, None, "0.5.4")]
 #[case::t4_535_vllm("t4-ubuntu22.04-driver535.json", "vllm@0.20.1", State::Ready, Some("cu129"), "0.20.1")]
@@ -57,7 +74,13 @@ fn the_reasons_name_what_the_node_lacks() {
         let s = one(file, want);
         assert!(s.detail.contains(text), "{file} {want}: `{text}` missing from: {}", s.detail);
     };
-    says("h100-ubuntu22.04-driver570.json", "sglang@0.5.4", "driver 580");
+    says("h100-ubuntu22.04-driver570.json", "sglang@0.5.23", "driver 580");
+    says("h100-ubuntu22.04-driver570.json", "vllm@0.33.0", "has no CUDA 12.9 build: it needs torch 2.14.0");
+    says(
+        "gh200-ubuntu24.04-driver580.json",
+        "sglang@0.5.4",
+        "torch 2.8.0, whose aarch64 wheel on PyPI is built without CUDA",
+    );
     says("v100.json", "sglang@0.5.4", "is 7.0");
     says("p100-ubuntu22.04-driver535.json", "vllm@0.20.1", "compute capability 6.0");
     says("h100-smalldisk-driver580.json", "vllm@0.20.1", "needs 25 GB free");
@@ -80,7 +103,7 @@ fn the_cuda_12_9_build_takes_the_wheel_from_github_and_torch_from_the_cu129_inde
     assert!(paths.iter().any(|p| p.starts_with("/repos/vllm-project/vllm/releases/tags/v0.20.1")), "{paths:?}");
     assert!(paths.iter().any(|p| p.starts_with("/whl/cu129/torch/")), "torch from the cu129 index: {paths:?}");
     assert!(!paths.iter().any(|p| p.starts_with("/pypi/simple/torch/")), "not torch from PyPI: {paths:?}");
-    assert!(paths.iter().any(|p| p.starts_with("/pypi/simple/numpy/")), "the rest from PyPI: {paths:?}");
+    assert!(paths.iter().any(|p| p.starts_with("/whl/cu129/torchvision/")), "torchvision too: {paths:?}");
     assert!(!paths.iter().any(|p| p.starts_with("/pypi/simple/vllm/")), "vllm is the release's wheel: {paths:?}");
 }
 
@@ -89,11 +112,11 @@ fn uv_is_installed_first_and_the_dependency_recorded() {
     let mut sim = Simulation::start(super::host("h100-ubuntu24.04-driver580.json")).unwrap();
     let s = sim.converge(&[Want::parse("vllm@0.20.1").unwrap()]).engines.remove(0);
     assert_eq!(s.state, State::Ready, "{}", s.detail);
-    let uv = sim.engines_dir().join("uv/0.12.20-x86_64.json");
+    let uv = sim.engines_dir().join("uv/0.13.9-x86_64.json");
     assert!(uv.exists(), "uv installed through its own recipe");
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(sim.engines_dir().join("vllm/0.20.1-cu13.json")).unwrap()).unwrap();
-    assert_eq!(record["depends_on"], serde_json::json!(["uv 0.12.20 x86_64"]));
+    assert_eq!(record["depends_on"], serde_json::json!(["uv 0.13.9 x86_64"]));
     // A second convergence verifies and downloads nothing.
     let downloads = sim.server().downloads();
     let again = sim.converge(&[Want::parse("vllm@0.20.1").unwrap()]).engines.remove(0);
@@ -145,7 +168,7 @@ fn a_torch_without_kernels_for_the_gpu_fails_the_gpu_check_and_the_next_build_is
     assert!(cu13.reason.contains("no kernel image is available for execution on the device"), "{}", cu13.reason);
 }
 
-/// The seed's recipe offered SGLang from compute capability 7.5 (CUDA 13)
+/// The first recipe (docs/facts.md §10) offered SGLang from compute capability 7.5 (CUDA 13)
 /// and 7.0 (CUDA 12); sgl-kernel is machine code for 8.0 and newer only.
 /// Replayed, those plans fail at the GPU check; today's recipe refuses the
 /// machines without a download.

@@ -629,3 +629,59 @@ fn dry_run_speaks_json_when_asked() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["plans"][0]["candidates"][0]["variant"], "vulkan");
 }
+
+#[test]
+fn a_real_cuda_library_without_kernels_for_the_gpu_is_refused_before_it_runs_in_the_simulations_words() {
+    // A real fatbin (nvcc 13.5: SASS 8.6 8.9 12.0a 12.1a, PTX 7.5 8.0 9.0)
+    // as libggml-cuda.so, on a node whose GPU is compute capability 7.0.
+    let fixture = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cuda/ggml_mix.so")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(gpu_host(dir.path())).unwrap()).unwrap();
+    v["nvidia"]["driver"] = "580.95.05".into();
+    v["nvidia"]["gpus"][0]["compute_capability"] = "7.0".into();
+    v["nvidia"]["gpus"][0]["name"] = "Tesla V100-SXM2-16GB".into();
+    let host = dir.path().join("v100.json");
+    std::fs::write(&host, v.to_string()).unwrap();
+    let mut cat = catalog(&p, vec![raw("llama-server", &p.good)]);
+    let cuda = cat.releases[0].assets.iter_mut().find(|a| a.name.contains("cuda-12.8-x64")).unwrap();
+    cuda.files.iter_mut().find(|f| f.path == "libggml-cuda.so").unwrap().raw = Some(fixture.clone());
+    let server = FakeServer::start(&cat).unwrap();
+    let engines = dir.path().join("engines");
+    let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!(code, 0, "{report}");
+    let s = &report["engines"][0];
+    assert_eq!(s["variant"], "vulkan", "{s}");
+    let cuda = &s["attempts"][0];
+    assert_eq!((cuda["variant"].as_str(), cuda["check"].as_str()), (Some("cuda-12.8"), Some("inspect")), "{cuda}");
+    let said = cuda["reason"].as_str().unwrap();
+    let words = "inspected before running: its CUDA code runs on no GPU of this node: Tesla V100-SXM2-16GB (7.0): \
+                 `llama-b10850/libggml-cuda.so`: no kernel image is available for execution on the device (compute capability 7.0)";
+    assert_eq!(said, words);
+
+    // The simulation says the same of the truth's stub of that file, as
+    // `llmgw inspect --format json` writes it.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["inspect", "--format", "json"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cuda/ggml_mix.so"))
+        .output()
+        .unwrap();
+    let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stub: llmgw::sim::truth::stub::ElfStub = serde_json::from_value(inspected["files"][0]["elf"].clone()).unwrap();
+    let mut truth = llmgw::sim::truth::embedded_catalog().clone();
+    let b10850 = truth.releases.iter_mut().find(|r| r.tag == "b10850").unwrap();
+    let mut cuda_build = b10850.assets.iter().find(|a| a.name.contains("vulkan-x64")).unwrap().clone();
+    cuda_build.name = "llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz".into();
+    cuda_build.files.iter_mut().find(|f| f.path == "libggml-vulkan.so").unwrap().elf = Some(stub);
+    cuda_build.files.iter_mut().find(|f| f.path == "libggml-vulkan.so").unwrap().path = "libggml-cuda.so".into();
+    let mut runtime = cuda_build.clone();
+    runtime.name = "cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz".into();
+    runtime.top = "cudart-llama-b10850-bin-ubuntu-cuda-12.8-x64".into();
+    runtime.files.retain(|f| f.path == "LICENSE");
+    runtime.files[0].path = "README".into();
+    b10850.assets.extend([cuda_build, runtime]);
+    let mut sim =
+        llmgw::sim::Simulation::with_catalog(llmgw::host::Host::from_json(&v.to_string()).unwrap(), &truth).unwrap();
+    let simulated = sim.converge(&[llmgw::recipe::Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
+    assert_eq!(simulated.attempts[0].reason, words, "the simulation and the real node say the same");
+}

@@ -23,7 +23,8 @@ use llmgw::report::{EXIT_BAD_INPUT, EXIT_FAULT, EXIT_OK};
 use llmgw::sim::default_wants;
 use llmgw::sim::matrix::fleet::{self, FleetError, Row};
 use llmgw::sim::matrix::summary::{self, Bad, Document, LeftOuts, Tally};
-use llmgw::sim::matrix::{self, Cell, Checker, ExpectedFile, Shard};
+use llmgw::sim::matrix::{self, Cell, Checker, ExpectedFile, Shard, embedded};
+use llmgw::sim::truth::embedded_catalog;
 use llmgw::text;
 
 use super::input::{self, Failure, Listed};
@@ -43,22 +44,29 @@ pub const SUMMARY_OVER: usize = 200;
     llmgw matrix --update                         # rewrite matrix/expected.json (reviewed change)\n  \
     llmgw matrix --check --format junit --shard 2/4 > matrix-2.xml\n  \
     llmgw matrix --set nvidia.driver=580.95.05 --diff   # which cells a driver upgrade changes\n  \
+    llmgw matrix --scenario llama-cuda-without-ptx --diff   # what a scenario changes\n  \
     llmgw matrix --hosts fleet/ --set nvidia.driver=580.95.05 --diff   # a fleet: how many nodes change, how\n  \
     llmgw matrix --merge shard-1.json shard-2.json --format json   # shards' reports as one\n\n\
-    A cell marked (drift) is one whose recipe's first candidate failed a check of what it really is\n\
-    (ldd, version, GPU): the recipe believed that build runs there and it did not.\n\n\
+    A cell marked !drift in the table (\"(drift)\" in --diff's lines and in summaries) is one whose\n\
+    recipe's first candidate failed a check of what it really is (ldd, version, GPU): the recipe\n\
+    believed that build runs there and it did not.\n\n\
+    Without --hosts, the hosts of matrix/hosts/ and the golden file matrix/expected.json when run in\n\
+    the checkout, else the embedded copies of both (said on stderr; `llmgw list hosts`).\n\n\
+    Exit codes: 0 (with --check: no outcome differs; with --diff: whatever changes); 1 with --check\n\
+    when an outcome differs; 2 bad input, bad host files included; 3 llmgw itself failed.\n\n\
     Host files that cannot be read, are malformed, or repeat another file's name are listed at the\n\
     end and not simulated; the rest are, and the exit code is 2.")]
 pub struct Args {
-    /// The directory of host descriptions (every *.json in it).
-    #[arg(long, value_name = "DIR", default_value = "matrix/hosts")]
-    hosts: PathBuf,
+    /// The directory of host descriptions (every *.json in it) [default: matrix/hosts, or the
+    /// embedded hosts outside the checkout].
+    #[arg(long, value_name = "DIR")]
+    hosts: Option<PathBuf>,
     /// A wants file; default: matrix/wants.json (embedded).
     #[arg(long, value_name = "FILE")]
     wants: Option<PathBuf>,
-    /// The golden outcomes.
-    #[arg(long, value_name = "FILE", default_value = "matrix/expected.json")]
-    expected: PathBuf,
+    /// The golden outcomes [default: matrix/expected.json, or the embedded one with the embedded hosts].
+    #[arg(long, value_name = "FILE")]
+    expected: Option<PathBuf>,
     /// Exit 1 when any outcome differs from the golden file, printing only the differences.
     #[arg(long, conflicts_with = "update")]
     check: bool,
@@ -115,17 +123,44 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     if args.summary && args.format == Format::Junit {
         return Err(Failure::BadInput("--summary has no JUnit form: use table, markdown or json".into()));
     }
+    let hosts = Hosts::of(&args)?;
+    let golden = hosts.golden(&args);
     if args.update {
-        input::output("--expected", &args.expected)?;
+        match &golden {
+            Golden::File(path) => input::output("--expected", path)?,
+            Golden::Embedded => {
+                return Err(Failure::BadInput(
+                    "--update rewrites the checkout's matrix/expected.json: run it in the checkout \
+                     (or give --hosts and --expected)"
+                        .into(),
+                ));
+            }
+        }
     }
-    let expected = if args.check { Some(input::expected(&args.expected)?) } else { None };
+    let expected = if args.check { Some(golden.read()?) } else { None };
     if !args.merge.is_empty() {
-        return merge(&args, expected.as_ref());
+        return merge(&args, expected.as_ref(), &golden);
     }
-    let listing = input::host_listing(&args.hosts)?;
+    // Bad input is refused before anything is said about where the hosts come from.
     let wants = input::wants(&[], args.wants.as_deref(), default_wants)?;
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
+    let (dir, listing) = match &hosts {
+        Hosts::Dir(dir) => (dir.as_path(), input::host_listing(dir)?),
+        Hosts::Embedded => {
+            let what = if args.check { " and its golden outcomes" } else { "" };
+            eprintln!(
+                "llmgw: no matrix/hosts/ here (outside the checkout): the {} hosts embedded in llmgw{what} \
+                 (llmgw list hosts)",
+                embedded::HOSTS.len()
+            );
+            let listed = embedded::HOSTS
+                .iter()
+                .map(|(id, _)| Listed { id: (*id).to_string(), file: format!("{id}.json").into() })
+                .collect();
+            (std::path::Path::new(DEFAULT_HOSTS), listed)
+        }
+    };
     let jobs = args.jobs.map_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()), usize::from);
     // The offline rows (an air-gapped node served from a mirror) come from
     // the truth as it is: a scenario's what-if is about the publisher.
@@ -133,20 +168,28 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let columns: Vec<String> = wants.iter().map(ToString::to_string).collect();
     let summary = args.summary || (!args.cells && plain(&args) && listing.len() > SUMMARY_OVER);
     let diff = args.what_if.diff.then(|| args.what_if.set.clone());
+    // A scenario's diff: the unchanged hosts run against the embedded truth.
+    let before_catalog = args.what_if.scenario.as_ref().map(|_| embedded_catalog());
     let mut expected = expected;
     if !offline && let Some(e) = &mut expected {
         // Not run under a scenario: not missing either.
         e.cells.retain(|c| !matrix::is_offline_id(&c.host));
     }
     let mut sink = Sink::new(&args, columns, diff, summary, shard, expected.as_ref());
-    sink.listing = Some((&args.hosts, &listing));
+    sink.listing = Some((dir, &listing));
     let ids: Vec<String> = listing.iter().map(|l| l.id.clone()).collect();
-    let read = |p: usize| -> Result<Host, String> { input::fleet_host(&args.hosts, &listing[p]) };
+    let read = |p: usize| -> Result<Host, String> {
+        match &hosts {
+            Hosts::Dir(dir) => input::fleet_host(dir, &listing[p]),
+            Hosts::Embedded => Host::from_json(embedded::HOSTS[p].1).map_err(|e| e.to_string()),
+        }
+    };
     let plan = fleet::Plan {
         wants: &wants,
         catalog: &catalog,
         settings: &settings,
         diff: args.what_if.diff,
+        before_catalog,
         shard,
         jobs,
         group: !args.ungrouped,
@@ -164,7 +207,65 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             totals.hosts, totals.simulated, totals.simulations
         );
     }
-    sink.finish(&args)
+    sink.finish(&args, &golden)
+}
+
+/// Where `--hosts` is by default: the checkout's.
+const DEFAULT_HOSTS: &str = "matrix/hosts";
+/// Where `--expected` is by default: the checkout's.
+const DEFAULT_EXPECTED: &str = "matrix/expected.json";
+
+/// Where the hosts come from.
+enum Hosts {
+    /// A directory: `--hosts`, or the checkout's `matrix/hosts/`.
+    Dir(PathBuf),
+    /// Outside the checkout, without `--hosts`: the embedded ones.
+    Embedded,
+}
+
+impl Hosts {
+    fn of(args: &Args) -> Result<Hosts, Failure> {
+        Ok(match &args.hosts {
+            Some(dir) => Hosts::Dir(dir.clone()),
+            None if input::is_dir(std::path::Path::new(DEFAULT_HOSTS)) => Hosts::Dir(DEFAULT_HOSTS.into()),
+            None => Hosts::Embedded,
+        })
+    }
+
+    /// The golden file that goes with them.
+    fn golden(&self, args: &Args) -> Golden {
+        match (&args.expected, self) {
+            (Some(path), _) => Golden::File(path.clone()),
+            (None, Hosts::Dir(_)) => Golden::File(DEFAULT_EXPECTED.into()),
+            (None, Hosts::Embedded) => Golden::Embedded,
+        }
+    }
+}
+
+/// Where the golden outcomes are.
+enum Golden {
+    /// `--expected`, or the checkout's `matrix/expected.json`.
+    File(PathBuf),
+    /// The embedded `matrix/expected.json`.
+    Embedded,
+}
+
+impl Golden {
+    fn read(&self) -> Result<ExpectedFile, Failure> {
+        match self {
+            Golden::File(path) => input::expected(path),
+            Golden::Embedded => ExpectedFile::from_json(embedded::EXPECTED_JSON)
+                .map_err(|e| Failure::Internal(format!("the embedded matrix/expected.json: {e}"))),
+        }
+    }
+
+    /// As messages name it.
+    fn display(&self) -> String {
+        match self {
+            Golden::File(path) => path.display().to_string(),
+            Golden::Embedded => "the embedded matrix/expected.json".into(),
+        }
+    }
 }
 
 /// Whether the run is a report of the cells (or their summary), not a check or an update.
@@ -173,7 +274,7 @@ fn plain(args: &Args) -> bool {
 }
 
 /// `--merge`: the shards' reports as the whole run's.
-fn merge(args: &Args, expected: Option<&ExpectedFile>) -> Result<i32, Failure> {
+fn merge(args: &Args, expected: Option<&ExpectedFile>, golden: &Golden) -> Result<i32, Failure> {
     let docs = report::read_reports(&args.merge)?;
     let whole = summary::merge(docs).map_err(|e| Failure::BadInput(format!("--merge: {e}")))?;
     if let Some(s) = &whole.summary {
@@ -211,7 +312,7 @@ fn merge(args: &Args, expected: Option<&ExpectedFile>) -> Result<i32, Failure> {
             Err(Stopped::Failed(f)) => return Err(f),
         }
     }
-    sink.finish(args)
+    sink.finish(args, golden)
 }
 
 /// What the rows become.
@@ -259,8 +360,8 @@ impl<'a> Sink<'a> {
         let mode = match (expected, &diff) {
             _ if args.update => Mode::Update(Vec::new()),
             (Some(e), _) => Mode::Check(Checker::new(e), (args.format == Format::Junit).then(Vec::new)),
-            _ if summary => Mode::Summary(Tally::new(columns.clone(), diff)),
-            (None, Some(set)) => Mode::Diff(set.clone(), false, 0),
+            _ if summary => Mode::Summary(Tally::new(columns.clone(), diff).under(args.what_if.scenario_name())),
+            (None, Some(_)) => Mode::Diff(vec![args.what_if.change()], false, 0),
             (None, None) => match args.format {
                 Format::Json => Mode::Json(render::JsonCells::new(shard.map(|s| s.to_string()))),
                 Format::Junit => Mode::Junit(Vec::new()),
@@ -345,7 +446,7 @@ impl<'a> Sink<'a> {
 
     /// The end of the run: the rest of the report, what was left out and
     /// what was bad (on stderr), and the exit code.
-    fn finish(mut self, args: &Args) -> Result<i32, Failure> {
+    fn finish(mut self, args: &Args, golden: &Golden) -> Result<i32, Failure> {
         if self.simulated == 0
             && let Some((id, why)) = &self.last_left_out
         {
@@ -368,15 +469,18 @@ impl<'a> Sink<'a> {
                 return Err(Failure::BadInput(format!(
                     "--update: {} host file(s) not simulated (listed above): {} left as it was",
                     self.bad.len(),
-                    args.expected.display()
+                    golden.display()
                 )));
             }
             Mode::Update(cells) => {
-                let old = input::expected(&args.expected).ok();
+                let Golden::File(path) = golden else {
+                    return Err(Failure::Internal("--update without a golden file to write".into()));
+                };
+                let old = input::expected(path).ok();
                 let new = ExpectedFile::updated(&cells, old.as_ref());
                 let changed = old.as_ref().map_or(new.cells.len(), |o| matrix::compare(&cells, o, true).len());
-                input::write_output("--expected", &args.expected, new.to_json().as_bytes())?;
-                format!("wrote {} cells to {} ({changed} changed)\n", new.cells.len(), args.expected.display())
+                input::write_output("--expected", path, new.to_json().as_bytes())?;
+                format!("wrote {} cells to {} ({changed} changed)\n", new.cells.len(), path.display())
             }
             Mode::Check(checker, junit) => {
                 let ran = checker.cells();

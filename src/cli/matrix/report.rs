@@ -26,9 +26,11 @@ pub fn summary_text(s: &Summary, markdown: bool) -> String {
     let mut t = Table::new();
     t.load_style(if markdown { presets::ASCII_MARKDOWN } else { presets::UTF8_FULL_CONDENSED });
     let cell = |text: &str| if markdown { text::for_markdown_cell(text) } else { text::for_terminal(text) };
+    let scenario = s.scenario.as_ref().map(|n| format!("scenario {n}"));
     match &s.set {
         Some(set) => {
-            let _ = writeln!(out, "with {}: {numbers}", set.join(", "));
+            let change: Vec<&str> = scenario.iter().map(String::as_str).chain(set.iter().map(String::as_str)).collect();
+            let _ = writeln!(out, "with {}: {numbers}", change.join(", "));
             t.set_header(["want", "before", "after", "hosts", "examples"]);
             for w in &s.wants {
                 for c in w.changes.iter().flatten() {
@@ -47,7 +49,14 @@ pub fn summary_text(s: &Summary, markdown: bool) -> String {
             }
         }
         None => {
-            let _ = writeln!(out, "{numbers}");
+            match &scenario {
+                Some(scenario) => {
+                    let _ = writeln!(out, "under {scenario}: {numbers}");
+                }
+                None => {
+                    let _ = writeln!(out, "{numbers}");
+                }
+            }
             t.set_header(["want", "outcome", "hosts"]);
             for w in &s.wants {
                 for (i, c) in w.outcomes.iter().enumerate() {

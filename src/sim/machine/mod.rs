@@ -5,9 +5,9 @@
 //! files (a real directory), through [`Effects`]; simulated about what the
 //! host description decides: `ldd` and programs ([`ldd`], `programs.rs`;
 //! `llama-bench` and its model loader in `bench.rs` and `gguf.rs`, the ggml
-//! backends both load in `backends.rs`), the
-//! package manager (`packages.rs`), Python and uv (`python.rs`, `uv.rs`),
-//! free disk and the clock. Installing a package changes the
+//! backends both load in `backends.rs`), the package manager
+//! (`packages.rs`), Python and uv (`python.rs`, `uv/`), free disk and the
+//! clock. Installing a package changes the
 //! simulated host, so a second convergence sees it.
 //!
 //! May import the truth (what a file of a build says of itself), the core
@@ -20,12 +20,13 @@ pub mod ldd;
 mod packages;
 mod programs;
 mod python;
-mod uv;
+pub mod uv;
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::host::Host;
+use crate::host::{ComputeCapability, Host};
+use crate::sim::truth::stub::{Backend, ElfStub};
 use crate::sim::truth::{MachineFaults, ModelDamage};
 use crate::system::files::Files;
 use crate::system::http::Http;
@@ -134,6 +135,44 @@ impl SimSystem {
 impl System for SimSystem {
     fn effects(&self) -> &Effects {
         &self.effects
+    }
+
+    /// The truth's stubs under `root` read as the real inspection reads
+    /// ELF files: each stub's symbol versions and its CUDA backend's
+    /// kernels. Files that are no stub (text, a test's real program) say
+    /// nothing; a directory that cannot be listed is the error.
+    fn build_facts(&mut self, root: &Path) -> Result<Vec<crate::facts::FileFacts>, SysError> {
+        let mut out = Vec::new();
+        let mut queue = std::collections::VecDeque::from([String::new()]);
+        while let Some(rel) = queue.pop_front() {
+            let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
+            for e in self.effects.files.list_dir(&dir)?.unwrap_or_default() {
+                let path = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
+                if e.is_dir {
+                    queue.push_back(path);
+                    continue;
+                }
+                let Some(stub) = self.read_file(&root.join(&path)).and_then(|b| ElfStub::from_bytes(&b)) else {
+                    continue;
+                };
+                let cuda = match &stub.backend {
+                    Some(Backend::Cuda { toolkit, sass, ptx, compressed }) => {
+                        let (sass, sass_exact) = python::split_sass(sass);
+                        let ptx = ptx.iter().filter_map(|c| ComputeCapability::parse(c).ok()).collect();
+                        Some(crate::facts::CudaFacts {
+                            toolkit: toolkit.clone(),
+                            sass,
+                            sass_exact,
+                            ptx,
+                            compressed: *compressed,
+                        })
+                    }
+                    _ => None,
+                };
+                out.push(crate::facts::FileFacts { path, requires: stub.requires.clone(), cuda });
+            }
+        }
+        Ok(out)
     }
 
     fn download(&mut self, url: &str, dest: &Path, size: Option<u64>) -> Result<Downloaded, SysError> {

@@ -5,32 +5,36 @@
 //! What is installed is read from the environment itself: each wheel's
 //! `.dist-info/llmgw-sim.json` says what the package really is (its
 //! requirements, its CUDA kernels). An import fails as Python's does when
-//! the module or a requirement is missing, and, for a kernel package that
-//! loads its ops at import (sgl-kernel), when it has no kernel for a GPU.
+//! the module or a requirement is missing, when the loader refuses one of
+//! the package's ELF files (a `GLIBC_` version the host lacks, whatever the
+//! wheel's tag said), and, for a kernel package that loads its ops at
+//! import (sgl-kernel), when it has no kernel for a GPU.
 //! torch computes on a GPU when the driver runs its CUDA and it has a
 //! kernel for the GPU ([`CudaKernels::refusal`]), else fails in CUDA's words.
 
 use std::path::{Path, PathBuf};
 
+use super::ldd::{Found, resolve};
 use super::uv::SITE_PACKAGES;
 use crate::converge::checks::TORCH_CHECK_MARKER;
 use crate::host::{ComputeCapability, Host};
 use crate::nvidia::{CudaKernels, runtime_min_driver};
 use crate::pep503::normalize;
+use crate::sim::truth::stub::ElfStub;
 use crate::sim::truth::{CudaTruth, Dist};
 use crate::system::Effects;
 use crate::system::Output;
 
 /// Runs `python ARGS`, the interpreter at `python`.
 pub(super) fn run(host: &Host, local: &Effects, python: &Path, args: &[String]) -> Output {
-    let dists = installed(local, &env_root(python));
+    let env = Env::of(host, local, &env_root(python));
     match args {
         [c, code] if c == "-c" => {
             if code.starts_with(TORCH_CHECK_MARKER) {
-                return gpu_check(host, &dists, code);
+                return gpu_check(&env, code);
             }
             match version_print(code) {
-                Some((module, label)) => match import(host, &dists, &module) {
+                Some((module, label)) => match env.import(&module) {
                     Ok(d) => ok(format!("{label} {}\n", d.version)),
                     Err(e) => traceback(1, &e),
                 },
@@ -44,14 +48,14 @@ pub(super) fn run(host: &Host, local: &Effects, python: &Path, args: &[String]) 
 /// Runs a console script of an environment (`bin/vllm`): it imports its
 /// module with the environment's Python; `--version` prints the version.
 pub(super) fn run_script(host: &Host, local: &Effects, script: &Path, text: &str, args: &[String]) -> Output {
-    let dists = installed(local, &env_root(&script.with_file_name("python")));
+    let env = Env::of(host, local, &env_root(&script.with_file_name("python")));
     let Some(module) =
         text.lines().find_map(|l| l.strip_prefix("from ")?.split_whitespace().next().map(str::to_string))
     else {
         return failed(1, "/bin/sh: not a console script of this environment\n");
     };
     let top = module.split('.').next().unwrap_or_default();
-    match import(host, &dists, top) {
+    match env.import(top) {
         Err(e) => traceback(6, &e),
         Ok(d) if args == ["--version"] => ok(format!("{}\n", d.version)),
         Ok(_) => failed(
@@ -81,16 +85,80 @@ fn env_root(python: &Path) -> PathBuf {
     python.parent().and_then(Path::parent).unwrap_or(Path::new("/")).to_path_buf()
 }
 
-/// Every package installed in the environment, from its dist-info.
-fn installed(local: &Effects, env: &Path) -> Vec<Dist> {
-    let site = env.join(SITE_PACKAGES);
-    let entries = local.files.list_dir(&site).ok().flatten().unwrap_or_default();
-    entries
-        .iter()
-        .filter(|e| e.is_dir && e.name.ends_with(".dist-info"))
-        .filter_map(|e| local.files.read(&site.join(&e.name).join("llmgw-sim.json")).ok().flatten())
-        .filter_map(|b| serde_json::from_slice(&b).ok())
-        .collect()
+/// An environment as its interpreter sees it: the host, its files, its
+/// `site-packages` and every package installed there (from each
+/// dist-info's `llmgw-sim.json`).
+struct Env<'a> {
+    host: &'a Host,
+    local: &'a Effects,
+    site: PathBuf,
+    dists: Vec<Dist>,
+}
+
+impl<'a> Env<'a> {
+    /// The environment rooted at `root`.
+    fn of(host: &'a Host, local: &'a Effects, root: &Path) -> Env<'a> {
+        let site = root.join(SITE_PACKAGES);
+        let entries = local.files.list_dir(&site).ok().flatten().unwrap_or_default();
+        let dists = entries
+            .iter()
+            .filter(|e| e.is_dir && e.name.ends_with(".dist-info"))
+            .filter_map(|e| local.files.read(&site.join(&e.name).join("llmgw-sim.json")).ok().flatten())
+            .filter_map(|b| serde_json::from_slice(&b).ok())
+            .collect();
+        Env { host, local, site, dists }
+    }
+
+    /// Imports a top-level module: its package and every package it
+    /// requires must be installed, the loader must load each of its ELF
+    /// files on this host, and a kernel package that loads its ops at import
+    /// needs a kernel for every GPU. The exception line when not.
+    fn import(&self, module: &str) -> Result<&Dist, String> {
+        let dist = self
+            .dists
+            .iter()
+            .find(|d| d.modules.iter().any(|m| m == module))
+            .ok_or_else(|| format!("ModuleNotFoundError: No module named '{module}'"))?;
+        for req in dist.requires.iter().filter(|r| !r.contains("extra ==")) {
+            let name = normalize(req.split(['=', '<', '>', '!', '~', ';', '[', ' ', '(']).next().unwrap_or_default());
+            if !self.dists.iter().any(|d| normalize(&d.name) == name) {
+                return Err(format!("ModuleNotFoundError: No module named '{}'", name.replace('-', "_")));
+            }
+        }
+        if let Some(e) = dist.elf.iter().find_map(|elf| self.load(&elf.path)) {
+            return Err(format!("ImportError: {e}"));
+        }
+        if let Some(cuda) = dist.cuda.as_ref().filter(|c| c.fails_at_import)
+            && let Some(why) = first_refusal(self.host, cuda)
+        {
+            return Err(format!("ImportError: {module} cannot load its kernels: {why}"));
+        }
+        Ok(dist)
+    }
+
+    /// Why the dynamic loader refuses the file at `path` in site-packages,
+    /// in its words as Python's `ImportError` carries them
+    /// (`/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found
+    /// (required by …/vllm/_C.abi3.so)`), or `None` when it loads. The
+    /// wheel's platform tag is not consulted: the loader reads the file
+    /// (vllm-project/vllm#41103: a wheel tagged `manylinux_2_31` whose
+    /// `_C.abi3.so` needs `GLIBC_2.34`). A library of another package
+    /// (`libtorch.so`) is loaded already, by importing that package first.
+    fn load(&self, path: &str) -> Option<String> {
+        let file = self.site.join(path);
+        let read = |p: &Path| self.local.files.read(p).ok().flatten();
+        let Some(stub) = read(&file).and_then(|b| ElfStub::from_bytes(&b)) else {
+            return Some(format!("{}: cannot open shared object file: No such file or directory", file.display()));
+        };
+        let res = resolve(self.host, &file, &stub, read);
+        if let Some((lib, _)) = res.libraries.iter().find(|(_, f)| *f == Found::Missing) {
+            return Some(format!("{lib}: cannot open shared object file: No such file or directory"));
+        }
+        res.missing_versions
+            .iter()
+            .next()
+            .map(|(v, lib, by)| format!("{lib}: version `{v}' not found (required by {by})"))
+    }
 }
 
 /// `import M; print('L', M.__version__)` → (M, L).
@@ -101,28 +169,6 @@ fn version_print(code: &str) -> Option<(String, String)> {
     let (label, attr) = inner.split_once(',')?;
     (attr.trim() == format!("{module}.__version__"))
         .then(|| (module, label.trim().trim_matches(|c| c == '\'' || c == '"').to_string()))
-}
-
-/// Imports a top-level module: its package and every package it requires
-/// must be installed; a kernel package that loads its ops at import needs a
-/// kernel for every GPU. The exception line when not.
-fn import<'a>(host: &Host, dists: &'a [Dist], module: &str) -> Result<&'a Dist, String> {
-    let dist = dists
-        .iter()
-        .find(|d| d.modules.iter().any(|m| m == module))
-        .ok_or_else(|| format!("ModuleNotFoundError: No module named '{module}'"))?;
-    for req in &dist.requires {
-        let name = normalize(req.split(['=', '<', '>', ';', '[', ' ']).next().unwrap_or_default());
-        if !dists.iter().any(|d| normalize(&d.name) == name) {
-            return Err(format!("ModuleNotFoundError: No module named '{}'", name.replace('-', "_")));
-        }
-    }
-    if let Some(cuda) = dist.cuda.as_ref().filter(|c| c.fails_at_import)
-        && let Some(why) = first_refusal(host, cuda)
-    {
-        return Err(format!("ImportError: {module} cannot load its kernels: {why}"));
-    }
-    Ok(dist)
 }
 
 /// Why a CUDA package cannot compute on one of the host's GPUs, or `None`.
@@ -151,15 +197,16 @@ pub(super) fn split_sass(list: &[String]) -> (Vec<ComputeCapability>, Vec<Comput
 
 /// llmgw's GPU check: import torch and each kernel module, then compute
 /// on every GPU.
-fn gpu_check(host: &Host, dists: &[Dist], code: &str) -> Output {
+fn gpu_check(env: &Env, code: &str) -> Output {
+    let host = env.host;
     for (n, line) in code.lines().enumerate() {
         if let Some(m) = line.strip_prefix("import ")
-            && let Err(e) = import(host, dists, m.trim())
+            && let Err(e) = env.import(m.trim())
         {
             return traceback(n + 1, &e);
         }
     }
-    let Some(torch) = dists.iter().find(|d| d.modules.iter().any(|m| m == "torch")) else {
+    let Some(torch) = env.dists.iter().find(|d| d.modules.iter().any(|m| m == "torch")) else {
         return traceback(2, "ModuleNotFoundError: No module named 'torch'");
     };
     let Some(cuda) = &torch.cuda else {

@@ -67,6 +67,9 @@ pub struct Plan<'a> {
     pub settings: &'a [Setting],
     /// `--diff`: each host is simulated unchanged too ([`Row::Cells`]'s `before`).
     pub diff: bool,
+    /// With `diff`: the truth the unchanged hosts run against, when it is
+    /// not [`Plan::catalog`] (a scenario's `--diff`: the embedded truth).
+    pub before_catalog: Option<&'a Catalog>,
     /// Only the hosts of this shard, by position in `ids`.
     pub shard: Option<Shard>,
     /// Threads reading and simulating at once (at least 1).
@@ -204,12 +207,10 @@ pub fn run<E>(
     let mut totals = Totals { hosts: positions.len(), ..Totals::default() };
     let mut offline = if plan.offline { offline_rows(ids, &positions, read, plan)? } else { Vec::new() };
     offline.reverse(); // popped from the end, in order
-    let mut servers = Servers {
-        catalog: plan.catalog,
-        current: None,
-        served: 0,
-        renew: plan.catalog.faults.iter().all(|f| f.times.is_none()),
-    };
+    // Two truths (a scenario's diff): the unchanged hosts' machines are
+    // other machines (their own keys) on their own server.
+    let before_catalog = plan.before_catalog.filter(|_| plan.diff);
+    let mut servers = [Servers::new(plan.catalog), Servers::new(before_catalog.unwrap_or(plan.catalog))];
     let mut groups = Groups::default();
     let mut names: HashMap<String, usize> = HashMap::new();
     // What `--set` makes of each machine: its group, or why it does not apply.
@@ -221,18 +222,19 @@ pub fn run<E>(
         let read_hosts = parallel(chunk, plan.jobs, |p| read(*p));
         // Classify, in order: bad, left out, or a host of a machine.
         let mut slots: Vec<Slot> = Vec::with_capacity(chunk.len());
-        let mut new_groups: Vec<(usize, Host)> = Vec::new();
-        let mut own: Vec<Host> = Vec::new();
-        let mut find = |host: &Host, key: Option<[u8; 32]>, groups: &mut Groups, own: &mut Vec<Host>| {
+        // Each machine to simulate with the truth it runs against ([`Truth`]).
+        let mut new_groups: Vec<(usize, Host, Truth)> = Vec::new();
+        let mut own: Vec<(Host, Truth)> = Vec::new();
+        let mut find = |host: &Host, key: Option<[u8; 32]>, truth: Truth, groups: &mut Groups, own: &mut Vec<_>| {
             let Some(key) = key.filter(|_| plan.group) else {
-                own.push(host.clone());
+                own.push((host.clone(), truth));
                 return Source::Own(own.len() - 1);
             };
-            let (g, new) = groups.find(key);
+            let (g, new) = groups.find(truth.key(key));
             if new {
                 let mut stand_in = host.clone();
                 stand_in.name = PLACEHOLDER_NAME.into();
-                new_groups.push((g, stand_in));
+                new_groups.push((g, stand_in, truth));
             }
             Source::Group(g)
         };
@@ -264,7 +266,8 @@ pub fn run<E>(
                     let c = if plan.settings.is_empty() { Ok(host.clone()) } else { host.with_settings(plan.settings) };
                     let after = c.as_ref().map_err(Clone::clone).map(|c| {
                         let same = plan.settings.is_empty() && key.is_some();
-                        find(c, if same { key } else { plan.group.then(|| machine_key(c)) }, &mut groups, &mut own)
+                        let key = if same { key } else { plan.group.then(|| machine_key(c)) };
+                        find(c, key, Truth::After, &mut groups, &mut own)
                     });
                     if let Some(k) = memo {
                         changes.insert(k, after.clone().map(|s| s.group().expect("grouped")));
@@ -280,24 +283,29 @@ pub fn run<E>(
                     continue;
                 }
             };
-            let before = plan.diff.then(|| find(&host, key, &mut groups, &mut own));
+            let truth = if before_catalog.is_some() { Truth::Before } else { Truth::After };
+            let before = plan.diff.then(|| find(&host, key, truth, &mut groups, &mut own));
             slots.push(Slot::Host { host: Box::new(host), changed: changed.map(Box::new), before, after });
         }
         // Each new machine once.
         let wants = plan.wants;
-        let simulate = |host: &Host, server: &Arc<FakeServer>| -> Result<Vec<Status>, SimError> {
+        let simulate = |host: &Host, (server, truth): &(Arc<FakeServer>, &Catalog)| -> Result<Vec<Status>, SimError> {
             let mut sim = Simulation::on(host.clone(), server.clone())?;
-            sim.set_machine_faults(plan.catalog.machine.clone());
+            sim.set_machine_faults(truth.machine.clone());
             Ok(sim.converge(wants).engines)
         };
         totals.simulations += new_groups.len();
-        for batch in new_groups.chunks(SIMULATIONS_PER_SERVER) {
-            let server = servers.next(batch.len())?;
-            for ((g, _), statuses) in batch.iter().zip(parallel(batch, plan.jobs, |(_, h)| simulate(h, &server))) {
-                let statuses = statuses?;
-                groups.named[*g] =
-                    serde_json::to_string(&statuses).expect("statuses serialize").contains(PLACEHOLDER_NAME);
-                groups.statuses[*g] = Some(statuses);
+        for truth in [Truth::After, Truth::Before] {
+            let of_truth: Vec<&(usize, Host, Truth)> = new_groups.iter().filter(|(_, _, t)| *t == truth).collect();
+            for batch in of_truth.chunks(SIMULATIONS_PER_SERVER) {
+                let server = (servers[truth as usize].next(batch.len())?, servers[truth as usize].catalog);
+                let simulated = parallel(batch, plan.jobs, |(_, h, _)| simulate(h, &server));
+                for ((g, _, _), statuses) in batch.iter().zip(simulated) {
+                    let statuses = statuses?;
+                    groups.named[*g] =
+                        serde_json::to_string(&statuses).expect("statuses serialize").contains(PLACEHOLDER_NAME);
+                    groups.statuses[*g] = Some(statuses);
+                }
             }
         }
         // A machine whose statuses say its name: each of its hosts on its own.
@@ -310,26 +318,31 @@ pub fn run<E>(
                     Some(c) => (**c).clone(),
                     None => host.with_settings(plan.settings).expect("the same machine took the settings"),
                 };
-                own.push(c);
+                own.push((c, Truth::After));
                 *after = Source::Own(own.len() - 1);
             }
             if let Some(b) = before
                 && let Source::Group(g) = *b
                 && groups.named[g]
             {
-                own.push((**host).clone());
+                let truth = if before_catalog.is_some() { Truth::Before } else { Truth::After };
+                own.push(((**host).clone(), truth));
                 *b = Source::Own(own.len() - 1);
             }
         }
         totals.simulations += own.len();
-        let mut simulated_own: Vec<Vec<Status>> = Vec::with_capacity(own.len());
-        for batch in own.chunks(SIMULATIONS_PER_SERVER) {
-            let server = servers.next(batch.len())?;
-            for statuses in parallel(batch, plan.jobs, |h| simulate(h, &server)) {
-                simulated_own.push(statuses?);
+        let mut simulated_own: Vec<Option<Vec<Status>>> = vec![None; own.len()];
+        for truth in [Truth::After, Truth::Before] {
+            let of_truth: Vec<(usize, &Host)> =
+                own.iter().enumerate().filter(|(_, (_, t))| *t == truth).map(|(i, (h, _))| (i, h)).collect();
+            for batch in of_truth.chunks(SIMULATIONS_PER_SERVER) {
+                let server = (servers[truth as usize].next(batch.len())?, servers[truth as usize].catalog);
+                for ((i, _), statuses) in batch.iter().zip(parallel(batch, plan.jobs, |(_, h)| simulate(h, &server))) {
+                    simulated_own[*i] = Some(statuses?);
+                }
             }
         }
-        let own = simulated_own;
+        let own: Vec<Vec<Status>> = simulated_own.into_iter().map(|s| s.expect("simulated above")).collect();
         // The rows, in order.
         let statuses = |s: Source| match s {
             Source::Group(g) => groups.statuses[g].as_deref().expect("simulated above"),
@@ -369,6 +382,26 @@ pub fn run<E>(
     Ok(totals)
 }
 
+/// Which truth a machine runs against: the plan's, or (a scenario's
+/// `--diff`) the unchanged hosts' [`Plan::before_catalog`]; the index of
+/// its [`Servers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Truth {
+    After = 0,
+    Before = 1,
+}
+
+impl Truth {
+    /// The group key of a machine run against this truth: the machine's
+    /// own key, or for [`Truth::Before`] another one derived from it.
+    fn key(self, machine: [u8; 32]) -> [u8; 32] {
+        match self {
+            Truth::After => machine,
+            Truth::Before => Sha256::new().chain_update(b"before:").chain_update(machine).finalize().into(),
+        }
+    }
+}
+
 /// The fake server simulations run against, renewed every
 /// [`SIMULATIONS_PER_SERVER`] simulations when it may be.
 struct Servers<'a> {
@@ -378,7 +411,12 @@ struct Servers<'a> {
     renew: bool,
 }
 
-impl Servers<'_> {
+impl<'a> Servers<'a> {
+    /// Servers of `catalog`, none started yet.
+    fn new(catalog: &'a Catalog) -> Servers<'a> {
+        Servers { catalog, current: None, served: 0, renew: catalog.faults.iter().all(|f| f.times.is_none()) }
+    }
+
     /// The server for the next `n` simulations.
     fn next(&mut self, n: usize) -> Result<Arc<FakeServer>, SimError> {
         if self.current.is_some() && self.renew && self.served + n > SIMULATIONS_PER_SERVER {
@@ -439,7 +477,8 @@ fn offline_rows(
         return Ok(Vec::new());
     }
     let after = run_offline(&changed, plan.wants, plan.catalog, None)?;
-    let before = if plan.diff { Some(run_offline(&originals, plan.wants, plan.catalog, None)?) } else { None };
+    let truth = plan.before_catalog.unwrap_or(plan.catalog);
+    let before = if plan.diff { Some(run_offline(&originals, plan.wants, truth, None)?) } else { None };
     let mut rows: Vec<OfflineRow> = Vec::new();
     for (i, c) in after.into_iter().enumerate() {
         let b = before.as_ref().map(|b| b[i].clone());

@@ -7,6 +7,7 @@
 //! | this file | [`Cell`], [`Shard`], [`drift`], and [`run`]: every host simulated on its own, in parallel |
 //! | `offline.rs` | [`run_offline`]: the offline rows (air-gapped hosts served from a mirror) |
 //! | `golden.rs` | [`ExpectedFile`], the golden file, and [`compare`]/[`Checker`]: the [`Difference`]s from it |
+//! | [`embedded`] | `matrix/hosts/` and `matrix/expected.json` compiled into the binary |
 //! | [`fleet`] | a fleet: hosts read one at a time, identical machines simulated once, rows handed on in order |
 //! | [`summary`] | a fleet's [`Summary`]: per want, how many hosts get each outcome or change; merged across shards |
 //!
@@ -19,6 +20,7 @@
 //! offline rows); nothing here reads a file the user names: the command line
 //! hands host descriptions in.
 
+pub mod embedded;
 pub mod fleet;
 mod golden;
 mod offline;

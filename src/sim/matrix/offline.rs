@@ -82,12 +82,13 @@ pub fn run_offline(
     let site = Arc::new(FakeServer::start(&bare).map_err(|e| SimError::Server(e.to_string()))?);
     site.serve_mirror(&mirror).map_err(|e| failed("mirror", &e))?;
     site.disable_publisher();
-    let sums = made.manifest.sha256_by_asset();
+    // Each want takes the checksums of its own engine and version: uv's
+    // asset names carry no version, so two uv wants name the same asset.
     let offline: Vec<Want> = wants
         .iter()
         .map(|w| {
             w.clone()
-                .offline(&site.mirror_url(), sums.clone())
+                .offline(&site.mirror_url(), made.manifest.sha256_for(w.engine, &w.version))
                 .expect("a fake server's URL and a manifest's sums are valid")
         })
         .collect();

@@ -78,6 +78,10 @@ pub struct Summary {
     /// With `--diff`: the `--set`s asked, as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<Vec<String>>,
+    /// The scenario the hosts ran under (`--scenario`), by name; with
+    /// `--diff`, the unchanged hosts ran against the embedded truth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
     /// Each want, in the order of the wants.
     pub wants: Vec<WantSummary>,
 }
@@ -185,6 +189,7 @@ impl LeftOuts {
 pub struct Tally {
     wants: Vec<String>,
     set: Option<Vec<String>>,
+    scenario: Option<String>,
     counts: [u64; 3],
     outcomes: Vec<BTreeMap<String, u64>>,
     before: Vec<BTreeMap<String, u64>>,
@@ -201,11 +206,18 @@ impl Tally {
         Tally {
             wants,
             set: diff,
+            scenario: None,
             counts: [0; 3],
             outcomes: vec![BTreeMap::new(); n],
             before: vec![BTreeMap::new(); n],
             changes: vec![BTreeMap::new(); n],
         }
+    }
+
+    /// The same, counting a run under the scenario named `scenario`.
+    pub fn under(mut self, scenario: Option<String>) -> Tally {
+        self.scenario = scenario;
+        self
     }
 
     /// Counts one row (an offline row is not a node: not counted).
@@ -274,7 +286,15 @@ impl Tally {
             })
             .collect();
         let [simulated, left_out, bad] = self.counts;
-        Summary { hosts: simulated + left_out + bad, simulated, left_out, bad, set: self.set.clone(), wants }
+        Summary {
+            hosts: simulated + left_out + bad,
+            simulated,
+            left_out,
+            bad,
+            set: self.set.clone(),
+            scenario: self.scenario.clone(),
+            wants,
+        }
     }
 
     /// Adds another run's summary (a shard's): counts add up, and the
@@ -291,6 +311,10 @@ impl Tally {
             let say =
                 |s: &Option<Vec<String>>| s.as_ref().map_or("no --diff".into(), |s| format!("--set {}", s.join(" ")));
             return Err(format!("it was run with {}, not {}", say(&s.set), say(&self.set)));
+        }
+        if s.scenario != self.scenario {
+            let say = |s: &Option<String>| s.as_ref().map_or("no scenario".into(), |s| format!("scenario {s}"));
+            return Err(format!("it was run under {}, not {}", say(&s.scenario), say(&self.scenario)));
         }
         self.counts[0] += s.simulated;
         self.counts[1] += s.left_out;
@@ -380,8 +404,9 @@ pub fn merge(docs: Vec<(String, Document)>) -> Result<Document, String> {
         left_out.absorb(&d.left_out);
         bad.extend(d.bad);
         if let Some(s) = d.summary {
-            let t = tally
-                .get_or_insert_with(|| Tally::new(s.wants.iter().map(|w| w.want.clone()).collect(), s.set.clone()));
+            let t = tally.get_or_insert_with(|| {
+                Tally::new(s.wants.iter().map(|w| w.want.clone()).collect(), s.set.clone()).under(s.scenario.clone())
+            });
             t.absorb(&s).map_err(|e| format!("`{name}`: {e}"))?;
         }
         cells.extend(d.cells.into_iter().flatten());

@@ -10,6 +10,8 @@
 //!   a `.tar.gz` from [`tarball::build`], or a wheel from [`wheel::build`].
 //! - `GET /repos/{owner}/{repo}/releases/assets/{id}`: the asset JSON, or with
 //!   `Accept: application/octet-stream` a 302 to the asset.
+//! - `GET /repos/{owner}/{repo}/releases?per_page=&page=`: the releases,
+//!   newest first, a page at a time with a `Link` header to the next.
 //!
 //! API answers carry `x-ratelimit-*` headers as GitHub's do.
 
@@ -91,6 +93,8 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
     let mut assets: BTreeMap<String, (String, Vec<u8>)> = BTreeMap::new();
     let mut download_paths = BTreeSet::new();
     let mut ids = BTreeMap::new();
+    // Each repository's releases as its list serves them.
+    let mut listed: BTreeMap<String, Vec<(String, String, serde_json::Value)>> = BTreeMap::new();
     for release in &catalog.releases {
         let mtime = truth::epoch(&release.published_at).ok_or_else(|| {
             invalid(format!(
@@ -123,6 +127,11 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
         // Listed in the truth's order, as GitHub lists them.
         served.sort_by_key(|s| release.assets.iter().position(|a| a.name == s.name));
         let json = ApiRelease::new(base, release, &served);
+        listed.entry(release.repo.clone()).or_default().push((
+            release.published_at.clone(),
+            release.tag.clone(),
+            serde_json::to_value(&json).expect("API objects always serialize"),
+        ));
         let release_path = format!("/repos/{}/releases/tags/{}", release.repo, release.tag);
         mocks.push(Mock::given(method("GET")).and(path(release_path)).respond_with(api_json(200, to_json(&json))));
         for (s, api) in served.iter().zip(&json.assets) {
@@ -157,7 +166,55 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
             }
         }
     }
+    for (repo, mut releases) in listed {
+        // Newest first, as GitHub lists them.
+        releases.sort_by(|a, b| (&b.0, &b.1).cmp(&(&a.0, &a.1)));
+        let releases: Vec<serde_json::Value> = releases.into_iter().map(|(_, _, json)| json).collect();
+        let list_path = format!("/repos/{repo}/releases");
+        let url = format!("{base}{list_path}");
+        mocks.push(
+            Mock::given(method("GET"))
+                .and(path(list_path))
+                .respond_with(move |req: &wiremock::Request| list_page(&url, &releases, req.url.query_pairs())),
+        );
+    }
     Ok(Published { mocks, assets, download_paths })
+}
+
+/// GitHub's default and largest `per_page` of a list. Source:
+/// docs.github.com/rest/using-the-rest-api/using-pagination-in-the-rest-api.
+const PER_PAGE_DEFAULT: usize = 30;
+/// See [`PER_PAGE_DEFAULT`].
+const PER_PAGE_MAX: usize = 100;
+
+/// One page of a release list (`GET /repos/{o}/{r}/releases?per_page=&page=`),
+/// with GitHub's `Link` header naming the next and last pages when there
+/// are more: `<…?per_page=2&page=2>; rel="next", <…&page=3>; rel="last"`.
+fn list_page<'a>(
+    url: &str,
+    releases: &[serde_json::Value],
+    query: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
+) -> ResponseTemplate {
+    let (mut per_page, mut page) = (PER_PAGE_DEFAULT, 1usize);
+    for (k, v) in query {
+        match k.as_ref() {
+            "per_page" => per_page = v.parse::<usize>().unwrap_or(PER_PAGE_DEFAULT).clamp(1, PER_PAGE_MAX),
+            "page" => page = v.parse::<usize>().unwrap_or(1).max(1),
+            _ => {}
+        }
+    }
+    let start = (page - 1).saturating_mul(per_page);
+    let body: Vec<&serde_json::Value> = releases.iter().skip(start).take(per_page).collect();
+    let last = releases.len().div_ceil(per_page).max(1);
+    let mut answer = api_json(200, to_json(&body));
+    if page < last {
+        let link = format!(
+            "<{url}?per_page={per_page}&page={}>; rel=\"next\", <{url}?per_page={per_page}&page={last}>; rel=\"last\"",
+            page + 1
+        );
+        answer = answer.insert_header("link", link.as_str());
+    }
+    answer
 }
 
 /// GitHub's 404 bodies, below every exact route (priority 10 and 20): an

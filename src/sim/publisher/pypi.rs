@@ -34,8 +34,9 @@ pub(super) const SIMPLE_JSON: &str = "application/vnd.pypi.simple.v1+json";
 /// each file's `size` and `upload-time` (PEP 700).
 const SIMPLE_API_VERSION: &str = "1.1";
 
-/// `upload-time` of every index file, in PEP 700's format: a fixed instant,
-/// invented, so that answers are the same from run to run.
+/// `upload-time` of an index file whose truth gives none, in PEP 700's
+/// format: a fixed instant, invented, so that answers are the same from run
+/// to run.
 pub(super) const UPLOAD_TIME: &str = "2026-05-01T00:00:00.000000Z";
 
 /// The body of a 404 from a package index (PyPI answers an unknown project
@@ -95,7 +96,7 @@ struct SimpleFile {
     /// Size of the wheel, in bytes.
     size: u64,
     #[serde(rename = "upload-time")]
-    upload_time: &'static str,
+    upload_time: String,
     url: String,
     yanked: bool,
 }
@@ -134,7 +135,7 @@ pub(super) fn routes(base: &str, index: &Index, mocks: &mut Vec<Mock>, download_
                 hashes: BTreeMap::from([("sha256", sha256)]),
                 requires_python: dist.requires_python.clone(),
                 size: bytes.len() as u64,
-                upload_time: UPLOAD_TIME,
+                upload_time: dist.upload_time.clone().unwrap_or_else(|| UPLOAD_TIME.to_string()),
                 url: format!("{base}{}", file_path.replace('+', "%2B")),
                 yanked: false,
             });

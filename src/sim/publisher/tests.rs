@@ -193,7 +193,7 @@ fn a_bad_catalog_is_refused() {
     });
     assert!(err.contains("is listed twice"), "{err}");
     let err = refused(&|c| c.indexes[0].dists[0].version = "0.20.2".into());
-    assert!(err.contains("is not `vllm-0.20.2-<tags>.whl`"), "{err}");
+    assert!(err.contains("-0.20.2-<tags>.whl`"), "{err}");
 }
 
 /// GETs a project page of the JSON simple API, asserting a 200 in PEP 691's type.
@@ -228,7 +228,6 @@ fn check_files(page: &Value) -> Vec<(String, Dist)> {
         let body = body.bytes().unwrap();
         assert_eq!(hex::encode(Sha256::digest(&body)), f["hashes"]["sha256"].as_str().unwrap(), "{name}");
         assert_eq!(body.len() as u64, f["size"].as_u64().unwrap(), "{name}");
-        assert_eq!(f["upload-time"], UPLOAD_TIME);
         assert_eq!(f["yanked"], false);
         let meta = client(false).get(format!("{url}.metadata")).send().unwrap().text().unwrap();
         assert_eq!(hex::encode(Sha256::digest(meta.as_bytes())), f["core-metadata"]["sha256"].as_str().unwrap());
@@ -238,6 +237,8 @@ fn check_files(page: &Value) -> Vec<(String, Dist)> {
         let dist: Dist = serde_json::from_str(&files[&format!("{info}/{}", wheel::SIM_FILE)]).unwrap();
         assert_eq!(dist.filename, name);
         assert_eq!(f.get("requires-python").and_then(Value::as_str), dist.requires_python.as_deref(), "{name}");
+        // PyPI's upload time where the truth has it, else the fixed one.
+        assert_eq!(f["upload-time"].as_str(), Some(dist.upload_time.as_deref().unwrap_or(UPLOAD_TIME)), "{name}");
         out.push((name.to_string(), dist));
     }
     out
@@ -252,37 +253,41 @@ fn serves_pypi_and_the_pytorch_index_in_the_json_simple_api() {
         (format!("{}/pypi/simple", server.base_url()), format!("{}/whl", server.base_url()))
     );
 
-    // PyPI's torch: CUDA 13.0 and 12.8 builds, no +cu129.
+    // PyPI's torch: CUDA 12.6, 12.8 and 13.0 builds (none for aarch64
+    // before 2.11), a build-tag re-upload of 2.10.0, no +cu129.
     let torch = simple_json(&format!("{pypi}/torch/"));
     assert_eq!(torch["meta"]["api-version"], "1.1");
     assert_eq!(torch["name"], "torch");
-    assert_eq!(torch["versions"], serde_json::json!(["2.10.0", "2.11.0"]));
+    assert_eq!(torch["versions"], serde_json::json!(["2.7.1", "2.8.0", "2.10.0", "2.11.0", "2.14.0", "2.14.1"]));
     let files = check_files(&torch);
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
-        names,
+        names[..4],
         [
+            "torch-2.10.0-3-cp312-cp312-manylinux_2_28_x86_64.whl",
             "torch-2.10.0-cp312-cp312-manylinux_2_28_aarch64.whl",
             "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl",
             "torch-2.11.0-cp312-cp312-manylinux_2_28_aarch64.whl",
-            "torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl",
         ]
     );
-    let toolkit = |d: &Dist| d.cuda.as_ref().unwrap().toolkit.clone();
-    assert_eq!(toolkit(&files[3].1), "13.0");
-    assert_eq!(toolkit(&files[1].1), "12.8");
+    let toolkit = |d: &Dist| d.cuda.as_ref().map(|c| c.toolkit.clone());
+    assert_eq!(toolkit(&files[0].1).as_deref(), Some("12.8"));
+    assert_eq!(toolkit(&files[1].1), None, "PyPI's torch 2.10.0 for aarch64 has no CUDA");
+    assert_eq!(toolkit(&files[3].1).as_deref(), Some("13.0"));
+    // PyPI's own upload time.
+    assert_eq!(torch["files"][3]["upload-time"], "2026-03-23T18:11:06.000000Z");
     assert!(torch["files"][0]["url"].as_str().unwrap().starts_with(&format!("{}/pypi/files/", server.base_url())));
-    assert_eq!(server.downloads(), 4);
+    assert_eq!(server.downloads(), 13);
 
     // The cu129 index: only torch, torchvision and torchaudio, +cu129.
     let cu129 = simple_json(&format!("{whl}/cu129/torch/"));
     assert_eq!(cu129["versions"], serde_json::json!(["2.11.0+cu129"]));
     let files = check_files(&cu129);
     assert_eq!(files.len(), 2);
-    assert!(files.iter().all(|(_, d)| d.version == "2.11.0+cu129" && toolkit(d) == "12.9"));
+    assert!(files.iter().all(|(_, d)| d.version == "2.11.0+cu129" && toolkit(d).as_deref() == Some("12.9")));
     let url = cu129["files"][1]["url"].as_str().unwrap();
     assert_eq!(url, format!("{whl}/cu129/torch-2.11.0%2Bcu129-cp312-cp312-manylinux_2_28_x86_64.whl"));
-    assert_eq!(server.downloads(), 6);
+    assert_eq!(server.downloads(), 15);
     // The same file with a literal `+`.
     let plus = client(false).get(url.replace("%2B", "+")).send().unwrap();
     assert_eq!(plus.status(), 200);
@@ -290,7 +295,7 @@ fn serves_pypi_and_the_pytorch_index_in_the_json_simple_api() {
         hex::encode(Sha256::digest(plus.bytes().unwrap())),
         cu129["files"][1]["hashes"]["sha256"].as_str().unwrap()
     );
-    assert_eq!(server.downloads(), 7);
+    assert_eq!(server.downloads(), 16);
     for p in ["torchvision", "torchaudio"] {
         assert_eq!(simple_json(&format!("{whl}/cu129/{p}/"))["files"].as_array().unwrap().len(), 2);
     }
@@ -299,13 +304,11 @@ fn serves_pypi_and_the_pytorch_index_in_the_json_simple_api() {
     assert_eq!(numpy.text().unwrap(), NOT_FOUND_INDEX);
     assert_eq!(client(false).get(format!("{pypi}/no-such-project/")).send().unwrap().status(), 404);
 
-    // numpy on PyPI: compressed tags, Requires-Python.
-    let numpy = simple_json(&format!("{pypi}/numpy/"));
-    assert_eq!(
-        numpy["files"][1]["filename"],
-        "numpy-2.3.4-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"
-    );
-    assert_eq!(numpy["files"][1]["requires-python"], ">=3.11");
+    // torchvision on PyPI: a py3 wheel, a Requires-Python with an exclusion.
+    let torchvision = simple_json(&format!("{pypi}/torchvision/"));
+    let last = torchvision["files"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["filename"], "torchvision-0.29.2-py3-none-manylinux_2_28_x86_64.whl");
+    assert_eq!(last["requires-python"], ">=3.10,!=3.14.1");
 
     // Names are normalized (PEP 503): 301 to the page, as PyPI answers.
     for asked in ["SGL_Kernel/", "sgl.kernel/", "sgl-kernel"] {
@@ -314,12 +317,13 @@ fn serves_pypi_and_the_pytorch_index_in_the_json_simple_api() {
         assert_eq!(resp.headers()["location"], format!("{pypi}/sgl-kernel/"));
     }
     let kernel = simple_json(&format!("{pypi}/sgl-kernel/"));
-    assert_eq!(kernel["versions"], serde_json::json!(["0.2.8", "0.3.16"]));
+    assert_eq!(kernel["versions"], serde_json::json!(["0.2.8", "0.3.16.post3"]));
     let kernels = check_files(&kernel);
-    let k = &kernels.iter().find(|(n, _)| n == "sgl_kernel-0.3.16-cp310-abi3-manylinux2014_aarch64.whl").unwrap().1;
+    let k =
+        &kernels.iter().find(|(n, _)| n == "sgl_kernel-0.3.16.post3-cp310-abi3-manylinux2014_aarch64.whl").unwrap().1;
     assert!(k.cuda.as_ref().is_some_and(|c| c.fails_at_import && c.ptx.is_empty()));
     // A .metadata is not a download.
-    assert_eq!(server.downloads(), 7 + 4);
+    assert_eq!(server.downloads(), 16 + 3);
 }
 
 #[test]
@@ -354,4 +358,30 @@ fn serves_the_vllm_release_wheels() {
         }
         assert_eq!(server.downloads(), 2 * (n + 1));
     }
+}
+
+#[test]
+fn the_release_list_is_newest_first_a_page_at_a_time_with_a_link_to_the_next() {
+    let server = FakeServer::start(embedded_catalog()).unwrap();
+    let base = format!("{}/repos/ggml-org/llama.cpp/releases", server.base_url());
+    let page = |query: &str| {
+        let resp = client(true).get(format!("{base}{query}")).send().unwrap();
+        assert_eq!(resp.status(), 200);
+        let link = resp.headers().get("link").map(|v| v.to_str().unwrap().to_string());
+        let body: Value = serde_json::from_slice(&resp.bytes().unwrap()).unwrap();
+        let tags: Vec<String> =
+            body.as_array().unwrap().iter().map(|r| r["tag_name"].as_str().unwrap().to_string()).collect();
+        (tags, link)
+    };
+    let (tags, link) = page("");
+    assert_eq!((tags, link), (vec!["b11459".to_string(), "b10850".to_string()], None), "newest first, one page");
+    let (tags, link) = page("?per_page=1&page=1");
+    assert_eq!(tags, ["b11459"]);
+    assert_eq!(
+        link.as_deref(),
+        Some(format!(r#"<{base}?per_page=1&page=2>; rel="next", <{base}?per_page=1&page=2>; rel="last""#).as_str())
+    );
+    let (tags, link) = page("?per_page=1&page=2");
+    assert_eq!((tags, link), (vec!["b10850".to_string()], None));
+    assert!(page("?per_page=1&page=3").0.is_empty());
 }

@@ -20,6 +20,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
 use crate::sim::truth::Dist;
+use crate::sim::truth::stub::ElfStub;
 use crate::sim::truth::wheel_name::WheelName;
 
 /// The file in a wheel's `.dist-info` directory holding the [`Dist`] as
@@ -33,8 +34,9 @@ const FILE_MODE: u32 = 0o644;
 /// The dist as a wheel: a zip archive, byte-identical from call to call.
 ///
 /// Entries, in this order: for each module `M` of `dist.modules`,
-/// `M/__init__.py` (`__version__ = "<version>"`, the local part included);
-/// then in `<name>-<version>.dist-info/` (the name escaped as the wheel
+/// `M/__init__.py` (`__version__ = "<version>"`, the local part included)
+/// and each file of `dist.elf` as an [`ElfStub`] of its needs, sorted by
+/// path; then in `<name>-<version>.dist-info/` (the name escaped as the wheel
 /// format says: runs of `-`, `_`, `.` become `_`, lowercase):
 /// `METADATA` ([`metadata`]), `WHEEL` (`Wheel-Version: 1.0`, `Generator:
 /// llmgw-mock`, `Root-Is-Purelib: true` for a `none-any` wheel, `Build:` for
@@ -56,6 +58,10 @@ pub fn build(dist: &Dist) -> Vec<u8> {
             dist.name, dist.version, dist.version
         );
         files.push((format!("{module}/__init__.py"), init.into_bytes()));
+    }
+    for elf in &dist.elf {
+        let stub = ElfStub { needed: elf.needed.clone(), requires: elf.requires.clone(), ..ElfStub::default() };
+        files.push((elf.path.clone(), stub.to_bytes()));
     }
     files.push((format!("{info}/METADATA"), metadata(dist).into_bytes()));
     files.push((format!("{info}/WHEEL"), wheel_file(&dist.filename).into_bytes()));
@@ -172,6 +178,12 @@ mod tests {
                 ptx: vec![],
                 fails_at_import: true,
             }),
+            elf: vec![crate::sim::truth::WheelElf {
+                path: "sgl_kernel/common_ops.abi3.so".into(),
+                needed: vec!["libc.so.6".into()],
+                requires: vec!["GLIBC_2.27".into()],
+            }],
+            upload_time: None,
         }
     }
 
@@ -185,6 +197,8 @@ mod tests {
             modules: vec!["vllm".into()],
             scripts: vec!["vllm".into()],
             cuda: None,
+            elf: vec![],
+            upload_time: None,
         }
     }
 
@@ -218,6 +232,7 @@ mod tests {
             names,
             [
                 "sgl_kernel/__init__.py",
+                "sgl_kernel/common_ops.abi3.so",
                 "sgl_kernel-0.3.16.dist-info/METADATA",
                 "sgl_kernel-0.3.16.dist-info/WHEEL",
                 "sgl_kernel-0.3.16.dist-info/llmgw-sim.json",
@@ -226,6 +241,9 @@ mod tests {
         );
         let get = |name: &str| &files.iter().find(|(n, _)| n == name).unwrap().1;
         assert!(get("sgl_kernel/__init__.py").ends_with("__version__ = \"0.3.16\"\n"));
+        // The extension module is a stub the simulated loader reads back.
+        let stub = ElfStub::from_bytes(get("sgl_kernel/common_ops.abi3.so").as_bytes()).unwrap();
+        assert_eq!(stub.requires, ["GLIBC_2.27"]);
         let meta = get("sgl_kernel-0.3.16.dist-info/METADATA");
         assert_eq!(meta, &metadata(&kernel()));
         assert_eq!(

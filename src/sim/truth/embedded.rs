@@ -12,6 +12,7 @@ pub(super) const EMBEDDED: &[(&str, &str)] = &[
     ("mocks/llama.cpp/b10850.json", include_str!("../../../mocks/llama.cpp/b10850.json")),
     ("mocks/llama.cpp/b11459.json", include_str!("../../../mocks/llama.cpp/b11459.json")),
     ("mocks/uv/0.12.20.json", include_str!("../../../mocks/uv/0.12.20.json")),
+    ("mocks/uv/0.13.9.json", include_str!("../../../mocks/uv/0.13.9.json")),
     ("mocks/vllm/0.20.1.json", include_str!("../../../mocks/vllm/0.20.1.json")),
 ];
 
@@ -39,6 +40,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("github-endless-metadata", include_str!("../../../mocks/scenarios/github-endless-metadata.json")),
     ("github-rate-limit-exhausted", include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json")),
     ("llama-cuda-without-ptx", include_str!("../../../mocks/scenarios/llama-cuda-without-ptx.json")),
+    ("llama-latest-partial-release", include_str!("../../../mocks/scenarios/llama-latest-partial-release.json")),
     ("machine-compute-hangs", include_str!("../../../mocks/scenarios/machine-compute-hangs.json")),
     ("machine-crash-before-rename", include_str!("../../../mocks/scenarios/machine-crash-before-rename.json")),
     ("machine-disk-fills-up", include_str!("../../../mocks/scenarios/machine-disk-fills-up.json")),

@@ -13,7 +13,6 @@
 //! | `stub.rs` | what a simulated ELF file says of itself |
 //! | `scenario.rs` | variants of the truth (`mocks/scenarios/`) |
 //! | `validate.rs` | whether a catalog can be served |
-//! | `wheel_name.rs` | wheel file names and their tags |
 //!
 //! May import `host`, `recipe`, `converge` (the note a stub's file gives a
 //! real installer) and `pep503`; imported by the rest of `sim`.
@@ -24,7 +23,8 @@ pub mod stub;
 #[cfg(test)]
 mod tests;
 mod validate;
-pub mod wheel_name;
+/// Wheel file names and their tags, which the recipes read as well.
+pub use crate::recipe::wheel_name;
 
 use serde::{Deserialize, Serialize};
 
@@ -300,6 +300,34 @@ pub struct Dist {
     /// The GPU kernels it carries, for a package that computes on the GPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda: Option<CudaTruth>,
+    /// The wheel's ELF files that set its floors (the highest `GLIBC_` and
+    /// `GLIBCXX_` any of its files needs), each written into the wheel as a
+    /// stub and loaded when the package is imported: a newer glibc than the
+    /// host's fails the import in the loader's words, whatever the wheel's
+    /// platform tag says (vllm-project/vllm#41103).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elf: Vec<WheelElf>,
+    /// When PyPI received the file, PEP 700's `upload-time` (RFC 3339 UTC);
+    /// absent: the publisher's fixed instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_time: Option<String>,
+}
+
+/// One ELF file of a wheel (an extension module or a library it carries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WheelElf {
+    /// Its path in the wheel, `/`-separated: `vllm/_C.abi3.so`.
+    pub path: String,
+    /// The system libraries of its `DT_NEEDED` (`libc.so.6`,
+    /// `libstdc++.so.6`, `libcuda.so.1`); those of the packages it needs
+    /// (`libtorch.so`) are loaded by importing them first.
+    #[serde(default)]
+    pub needed: Vec<String>,
+    /// The highest symbol version of each kind it needs: `GLIBC_2.34`,
+    /// `GLIBCXX_3.4.21`, `CXXABI_1.3.9`.
+    #[serde(default)]
+    pub requires: Vec<String>,
 }
 
 impl Dist {

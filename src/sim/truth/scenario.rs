@@ -28,6 +28,10 @@ pub struct Scenario {
     /// The files whose truth it changes.
     #[serde(default)]
     pub truth: Vec<TruthPatch>,
+    /// Releases published beside the truth's: a newer one, made like an
+    /// existing one, with some of its assets.
+    #[serde(default)]
+    pub releases: Vec<NewRelease>,
     /// Errors the fake server answers with.
     #[serde(default)]
     pub faults: Vec<Fault>,
@@ -58,13 +62,87 @@ pub struct TruthPatch {
     pub requires: Option<Vec<String>>,
 }
 
+/// A release the scenario publishes: a copy of release `like` of the same
+/// repository under tag `release`, with only `assets` of its assets (named
+/// with the new tag), published at `published_at`. Its programs print the
+/// new build number.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRelease {
+    /// `owner/name@tag`: `ggml-org/llama.cpp@b11461`.
+    pub release: String,
+    /// The tag of the release it is made like: `b11459`.
+    pub like: String,
+    /// When it was published, RFC 3339 UTC.
+    pub published_at: String,
+    /// The assets it has, by their new names; `like`'s others are left out.
+    pub assets: Vec<String>,
+}
+
+impl NewRelease {
+    /// The release, made from `catalog`'s release `like`.
+    fn make(&self, at: &str, catalog: &Catalog) -> Result<super::Release, String> {
+        let (repo, tag) = self
+            .release
+            .split_once('@')
+            .ok_or_else(|| format!("{at}.release: `{}` is not owner/name@tag", self.release))?;
+        if catalog.releases.iter().any(|r| r.repo == repo && r.tag == tag) {
+            return Err(format!("{at}.release: the truth already has `{}`", self.release));
+        }
+        let like = catalog
+            .releases
+            .iter()
+            .find(|r| r.repo == repo && r.tag == self.like)
+            .ok_or_else(|| format!("{at}.like: no release `{repo}@{}` in the truth", self.like))?;
+        if super::epoch(&self.published_at).is_none() {
+            return Err(format!("{at}.published_at: `{}` is not RFC 3339 UTC", self.published_at));
+        }
+        let renamed = |text: &str| {
+            let mut t = text.replace(&like.tag, tag);
+            // A build number in a version line: `(build 11459,` and `version: 11459 `.
+            if let (Some(old), Some(new)) = (like.tag.strip_prefix('b'), tag.strip_prefix('b')) {
+                t = t.replace(&format!("build {old},"), &format!("build {new},"));
+                t = t.replace(&format!("version: {old} "), &format!("version: {new} "));
+            }
+            t
+        };
+        let mut release = like.clone();
+        release.tag = tag.to_string();
+        release.version = tag.to_string();
+        release.published_at = self.published_at.clone();
+        release.sources = vec![format!("made by a scenario like {repo}@{}", like.tag)];
+        release.assets = Vec::new();
+        for name in &self.assets {
+            let mut asset = like
+                .assets
+                .iter()
+                .find(|a| &renamed(&a.name) == name)
+                .ok_or_else(|| format!("{at}.assets: `{name}` is no asset of {} renamed", self.like))?
+                .clone();
+            asset.name = name.clone();
+            asset.top = renamed(&asset.top);
+            for f in &mut asset.files {
+                if let Some(v) = f.elf.as_mut().and_then(|e| e.version.as_mut()) {
+                    v.stdout = renamed(&v.stdout);
+                    v.stderr = renamed(&v.stderr);
+                }
+            }
+            if let Some(of) = &asset.sha256_of {
+                asset.sha256_of = Some(renamed(of));
+            }
+            release.assets.push(asset);
+        }
+        Ok(release)
+    }
+}
+
 impl Scenario {
     /// Parses a scenario file.
     ///
     /// # Errors
     /// A [`JsonError`] naming where the file is wrong.
     pub fn from_json(text: &str) -> Result<Scenario, JsonError> {
-        strict_json::parse(text, &["truth[*]", "faults[*]"])
+        strict_json::parse(text, &["truth[*]", "faults[*]", "releases[*]"])
     }
 
     /// The catalog with every patch applied.
@@ -74,6 +152,10 @@ impl Scenario {
     /// or a file that is not an ELF file.
     pub fn apply(&self, catalog: &Catalog) -> Result<Catalog, String> {
         let mut out = catalog.clone();
+        for (i, r) in self.releases.iter().enumerate() {
+            let release = r.make(&format!("releases[{i}]"), &out)?;
+            out.releases.push(release);
+        }
         for (i, p) in self.truth.iter().enumerate() {
             let at = format!("truth[{i}]");
             let release = out

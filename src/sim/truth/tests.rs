@@ -50,13 +50,18 @@ fn index(name: &str) -> &'static Index {
     embedded_catalog().indexes.iter().find(|i| i.name == name).unwrap()
 }
 
-/// Whether `req` (`name==version` or a bare name) is served by one of
-/// `dists`: a `==V` pin matches V and V+local (PEP 440).
+/// Whether `req` (PEP 508: `name[extras]` with specifiers, an extra's
+/// marker) is served by one of `dists` (PEP 440: `==V` takes V+local).
 fn served_by<'a>(req: &str, mut dists: impl Iterator<Item = &'a Dist>) -> bool {
-    let (name, version) = req.split_once("==").map_or((req, None), |(n, v)| (n, Some(v)));
+    use std::str::FromStr;
+    let body = req.split(';').next().unwrap().trim();
+    let end = body.find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c))).unwrap_or(body.len());
+    let (name, rest) = body.split_at(end);
+    let spec = rest.split(']').next_back().unwrap().trim();
+    let spec = pep440_rs::VersionSpecifiers::from_str(spec).unwrap_or_else(|e| panic!("{req}: {e}"));
     dists.any(|d| {
         crate::pep503::normalize(&d.name) == crate::pep503::normalize(name)
-            && version.is_none_or(|v| d.version == v || d.version.starts_with(&format!("{v}+")))
+            && spec.contains(&pep440_rs::Version::from_str(&d.version).unwrap())
     })
 }
 
@@ -93,11 +98,27 @@ fn the_embedded_indexes_parse_and_every_pin_is_served() {
                 }
                 assert!(c.ptx.iter().all(|s| cc(s)), "{file} {}: ptx {:?}", d.filename, c.ptx);
             }
-            // Platform wheels come in pairs: x86_64 and aarch64.
-            let tags = wheel_name::WheelName::parse(&d.filename).map(|n| n.tags()).unwrap_or_default();
-            if let Some(other) = tags.first().filter(|t| t.ends_with("_x86_64")).map(|_| "aarch64") {
-                let twin = d.filename.replace("x86_64", other);
-                assert!(i.dists.iter().any(|o| o.filename == twin), "{file}: no {twin}");
+            // Platform wheels come in pairs, x86_64 and aarch64, but for
+            // sgl-kernel 0.2.8, which PyPI has for x86_64 only.
+            let name = wheel_name::WheelName::parse(&d.filename).unwrap();
+            let x86_only = d.filename == "sgl_kernel-0.2.8-cp39-abi3-manylinux2014_x86_64.whl";
+            if name.platform.iter().any(|t| t.ends_with("_x86_64")) && !x86_only {
+                let twin = i
+                    .dists
+                    .iter()
+                    .any(|o| (&o.name, &o.version) == (&d.name, &d.version) && o.filename.ends_with("_aarch64.whl"));
+                assert!(twin, "{file}: no aarch64 twin of {}", d.filename);
+            }
+            // The ELF files a wheel carries: paths inside it, symbol versions of the allowed forms.
+            for e in &d.elf {
+                assert!(!e.path.starts_with('/') && !e.path.contains(".."), "{file} {}: {}", d.filename, e.path);
+                for v in &e.requires {
+                    assert!(
+                        ["GLIBC_2.", "GLIBCXX_3.4.", "CXXABI_1.3."].iter().any(|p| v.starts_with(p)),
+                        "{file} {}: {v}",
+                        d.filename
+                    );
+                }
             }
         }
     }
@@ -116,10 +137,11 @@ fn the_embedded_indexes_parse_and_every_pin_is_served() {
             }
         }
     }
-    // sgl-kernel has SASS only and fails at import; torch at first use.
+    // sgl-kernel and sglang-kernel have SASS only and fail at import;
+    // torch at first use.
     for d in &pypi.dists {
         let c = d.cuda.as_ref();
-        if d.name == "sgl-kernel" {
+        if d.name == "sgl-kernel" || d.name == "sglang-kernel" {
             assert!(c.is_some_and(|c| c.ptx.is_empty() && c.fails_at_import), "{}", d.filename);
         } else {
             assert!(c.is_none_or(|c| !c.fails_at_import), "{}", d.filename);
@@ -253,8 +275,8 @@ fn every_asset_the_recipes_ask_for_is_published() {
     }
     // Every archive build is a candidate on one of these hosts: of b10850
     // (no Linux CUDA build yet) cpu x2, vulkan x2; of b11459 cpu x2, vulkan
-    // x2, cuda-13.4 x2 and cuda-12.8 (two assets each); uv x2.
-    assert_eq!(asked.len(), 16, "{asked:#?}");
+    // x2, cuda-13.4 x2 and cuda-12.8 (two assets each); uv 0.12.20 and 0.13.9 x2.
+    assert_eq!(asked.len(), 18, "{asked:#?}");
     for (repo, tag, name) in &asked {
         assert!(published.contains(&(repo.as_str(), tag.as_str(), name.as_str())), "{repo}@{tag} has no {name}");
     }

@@ -1,6 +1,7 @@
 //! Wheel file names and their tags (PEP 427, PEP 425, PEP 600): what a
-//! wheel of the truth is called, which tags the publisher writes into its
-//! `WHEEL` file, and which wheels the simulated uv may install on a host.
+//! wheel is called, which tags a publisher writes into its `WHEEL` file,
+//! and which wheels a host can install (the newest version a `latest` want
+//! resolves to, the simulated uv's choice).
 //!
 //! `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`, each tag
 //! part possibly a `.`-joined set. `manylinux_2_N_<arch>` needs glibc >=
