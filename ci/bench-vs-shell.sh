@@ -13,7 +13,8 @@
 # against `tar xzf`), on the same file read from the page cache.
 #
 # The archive looks like a CUDA build: a real `llama-b10850/llama-server`
-# built here with `cc` (answers `--version` and `--list-devices`), large
+# built here with `cc` (answers `--version` and `--list-devices`, and as
+# `llama-bench` beside it the compute check's run), large
 # incompressible libraries (random bytes), base64 text (compresses to about
 # 3/4) and repetitive text, gzip -6 as the publisher's CI writes it; named as
 # llama.cpp's CPU asset for x64 and placed in an offline mirror
@@ -96,10 +97,14 @@ cat > "$work/server.c" <<'EOF'
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--version") == 0) { fprintf(stderr, "version: 10850 (fe14399)\nbuilt with cc\n"); return 0; }
     if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) { printf("Available devices:\n"); return 0; }
+    /* As llama-bench: llmgw's compute check runs it with -m MODEL -dev none ... -o jsonl. */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-m") == 0) { printf("{\"backends\": \"CPU\", \"n_prompt\": 0, \"n_gen\": 8, \"avg_ts\": 9720.9}\n"); return 0; }
     return 1;
 }
 EOF
 cc "$work/server.c" -o "$work/src/llama-b10850/llama-server"
+cp "$work/src/llama-b10850/llama-server" "$work/src/llama-b10850/llama-bench"
 echo 'int llmgw_probe(void) { return 0; }' > "$work/lib.c"
 cc -shared -fPIC "$work/lib.c" -o "$work/src/llama-b10850/libggml-cpu-x64.so"
 # Shares of the compressed size: 3/4 random (as CUDA kernels' fat binaries

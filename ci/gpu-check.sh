@@ -4,12 +4,15 @@
 # it needs no internet. It:
 #   1. builds llmgw and compares `llmgw discover` with nvidia-smi (driver,
 #      every GPU's name and compute capability);
-#   2. builds with nvcc a small `llama-server` that lists a CUDA device only
-#      when a kernel really ran on it: once with machine code for this GPU,
-#      once with machine code only for an older generation (no PTX);
+#   2. builds with nvcc a small program that answers as `llama-server`
+#      (--list-devices, launching nothing) and as `llama-bench` (llmgw's
+#      compute check: a kernel launched on the device asked for): once with
+#      machine code for this GPU, once with machine code only for an older
+#      generation (no PTX);
 #   3. runs `provision` against the fake release server with the old build
-#      first: the real --list-devices check must refuse it and the next
-#      build must be installed (tests/gpu.rs);
+#      first: its --list-devices lists the GPU, the compute check must
+#      refuse it with CUDA's "no kernel image" line and the next build must
+#      be installed (tests/gpu.rs);
 #   4. runs llmgw's Python GPU check with the torch installed here.
 # Everything it prints also goes to $OUT/gpu-check.log when OUT is set.
 set -euo pipefail
@@ -42,30 +45,59 @@ cc_num=$(head -1 "$work/smi.csv" | cut -d, -f2 | tr -d ' .')   # 9.0 -> 90
 major=${cc_num:0:${#cc_num}-1}
 if [ "$major" -ge 9 ]; then old=80; else old=75; fi           # another major: its SASS cannot run here
 cat > "$work/server.cu" <<'CU'
+// As llama-server: --version, and --list-devices through the CUDA runtime,
+// launching nothing (as ggml_cuda_init does). As llama-bench (llmgw's
+// compute check: -m MODEL -dev CUDA<n> ... -o jsonl): a kernel launched on
+// that device, then llama-bench's JSON rows; or CUDA's error line and an
+// abort, as ggml-cuda's ggml_cuda_error does.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 __global__ void probe(int *out) { *out = 42; }
+static const char *arg(int argc, char **argv, const char *flag) {
+    for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], flag)) return argv[i + 1];
+    return nullptr;
+}
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--version")) { fprintf(stderr, "version: 10850 (fe14399)\nbuilt with nvcc\n"); return 0; }
-    if (argc < 2 || strcmp(argv[1], "--list-devices")) return 1;
-    printf("Available devices:\n");
-    int n = 0, listed = 0;
+    int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
-    for (int i = 0; i < n; i++) {
-        cudaSetDevice(i);
-        cudaDeviceProp p; cudaGetDeviceProperties(&p, i);
-        int *d = nullptr, h = 0;
-        cudaMalloc(&d, sizeof(int));
-        probe<<<1, 1>>>(d);
-        cudaError_t e = cudaDeviceSynchronize();
-        if (e == cudaSuccess) e = cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
-        cudaFree(d);
-        if (e != cudaSuccess || h != 42) { fprintf(stderr, "ggml_cuda_init: device %d: %s\n", i, cudaGetErrorString(e)); continue; }
-        size_t free_b = 0, total_b = 0; cudaMemGetInfo(&free_b, &total_b);
-        printf("  CUDA%d: %s (%zu MiB, %zu MiB free)\n", listed++, p.name, total_b >> 20, free_b >> 20);
+    if (argc > 1 && !strcmp(argv[1], "--list-devices")) {
+        printf("Available devices:\n");
+        for (int i = 0; i < n; i++) {
+            cudaDeviceProp p; cudaGetDeviceProperties(&p, i);
+            cudaSetDevice(i);
+            size_t free_b = 0, total_b = 0; cudaMemGetInfo(&free_b, &total_b);
+            printf("  CUDA%d: %s (%zu MiB, %zu MiB free)\n", i, p.name, total_b >> 20, free_b >> 20);
+        }
+        if (!n) printf("  (none)\n");
+        return 0;
     }
-    if (!listed) printf("  (none)\n");
+    const char *model = arg(argc, argv, "-m"), *dev = arg(argc, argv, "-dev");
+    if (!model || !dev) return 1;
+    FILE *f = fopen(model, "rb");
+    char magic[4] = {0};
+    if (!f || fread(magic, 1, 4, f) != 4 || memcmp(magic, "GGUF", 4)) {
+        fprintf(stderr, "llama_bench: error: failed to load model '%s'\n", model);
+        return 1;
+    }
+    fclose(f);
+    int d = -1;
+    if (strncmp(dev, "CUDA", 4) || (d = atoi(dev + 4)) >= n) { fprintf(stderr, "error: invalid device: %s\n", dev); return 1; }
+    cudaSetDevice(d);
+    int *out = nullptr, h = 0;
+    cudaMalloc(&out, sizeof(int));
+    probe<<<1, 1>>>(out);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpy(&h, out, sizeof(int), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess || h != 42) {
+        fprintf(stderr, "ggml_cuda_compute_forward: RMS_NORM failed\nCUDA error: %s\n  current device: %d\n", cudaGetErrorString(e), d);
+        abort();
+    }
+    printf("{\"backends\": \"CUDA\", \"devices\": \"%s\", \"n_prompt\": 8, \"n_gen\": 0, \"avg_ts\": 1.0}\n", dev);
+    printf("{\"backends\": \"CUDA\", \"devices\": \"%s\", \"n_prompt\": 0, \"n_gen\": 8, \"avg_ts\": 1.0}\n", dev);
     return 0;
 }
 CU
@@ -74,7 +106,10 @@ nvcc -O2 -gencode "arch=compute_${old},code=sm_${old}" -o "$work/old" "$work/ser
 echo 'int llmgw_backend(void) { return 0; }' > "$work/backend.c"
 cc -shared -fPIC -o "$work/libbackend.so" "$work/backend.c"
 "$work/good" --list-devices
-"$work/old" --list-devices || true
+"$work/old" --list-devices
+printf 'GGUF' > "$work/model.gguf"
+"$work/good" -m "$work/model.gguf" -dev CUDA0 -o jsonl
+"$work/old" -m "$work/model.gguf" -dev CUDA0 -o jsonl || echo "(the old build cannot compute here, as expected: exit status $?)"
 
 echo "== provision with the real checks, and the Python GPU check"
 LLMGW_GPU_HOST="$work/host.json" LLMGW_GPU_GOOD="$work/good" LLMGW_GPU_OLD="$work/old" LLMGW_GPU_LIB="$work/libbackend.so" \

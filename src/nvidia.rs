@@ -240,27 +240,71 @@ pub struct CudaKernels<'a> {
     pub compressed: bool,
 }
 
+/// Where a CUDA program meets a [`CudaRefusal`]: when the CUDA runtime
+/// starts (`cudaGetDeviceCount`, which `--list-devices` calls), or at the
+/// first kernel launched on the GPU (which listing devices never does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaStep {
+    /// The runtime does not start: no device of the backend is listed.
+    Init,
+    /// The device is listed, and its first kernel fails.
+    FirstKernel,
+}
+
+/// Why a CUDA build cannot compute on a GPU: CUDA's own error string
+/// (`cudaGetErrorString`, what a program prints after `CUDA error: `), the
+/// step it comes at, and the rule behind it in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaRefusal {
+    /// When it happens.
+    pub step: CudaStep,
+    /// CUDA's string, exactly: `no kernel image is available for execution
+    /// on the device` (cudaErrorNoKernelImageForDevice, 209), `the provided
+    /// PTX was compiled with an unsupported toolchain.` (222, its period
+    /// included), `device kernel image is invalid` (200), `CUDA driver
+    /// version is insufficient for CUDA runtime version` (35). Source: CUDA
+    /// Runtime API, `cudaError` (docs.nvidia.com/cuda/cuda-runtime-api).
+    pub error: &'static str,
+    /// The rule that decided it: `CUDA 13.4 PTX for compute capability 9.0
+    /// needs driver 615, this is 580.95.05`.
+    pub why: String,
+}
+
+impl std::fmt::Display for CudaRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.error, self.why)
+    }
+}
+
+/// `cudaErrorInsufficientDriver`'s string.
+pub const CUDA_INSUFFICIENT_DRIVER: &str = "CUDA driver version is insufficient for CUDA runtime version";
+
 impl CudaKernels<'_> {
     /// Why this build cannot compute on a GPU of `gpu` under `driver`, or
-    /// `None` when it can. The sentence is the loader's view of it: the
-    /// runtime the driver cannot run, the compressed fatbin it cannot load,
-    /// the kernel image that is missing.
-    pub fn refusal(&self, gpu: ComputeCapability, driver: &DriverVersion) -> Option<String> {
+    /// `None` when it can: the one decision, as the driver makes it. The
+    /// runtime must run on the driver (else nothing starts); a compressed
+    /// fatbin needs [`FATBIN_COMPRESSION_MIN_DRIVER`]; then machine code of
+    /// the GPU's family (`sm_86` runs on 8.6 and 8.9, `sm_90a` on 9.0
+    /// alone), else PTX of a compute capability at or below the GPU's,
+    /// JIT-compiled only by a driver as new as the toolkit that wrote it
+    /// ([`ptx_jit_min_driver`]).
+    pub fn decide(&self, gpu: ComputeCapability, driver: &DriverVersion) -> Option<CudaRefusal> {
         let have = driver.major();
+        let refuse = |step, error, why| Some(CudaRefusal { step, error, why });
         match runtime_min_driver(self.toolkit) {
             Some(need) if have >= need => {}
             Some(need) => {
-                return Some(format!(
-                    "CUDA driver version is insufficient for CUDA runtime version (CUDA {} needs driver {need}, this is {driver})",
-                    self.toolkit
-                ));
+                let why = format!("CUDA {} needs driver {need}, this is {driver}", self.toolkit);
+                return refuse(CudaStep::Init, CUDA_INSUFFICIENT_DRIVER, why);
             }
-            None => return Some(format!("no driver known to run CUDA {}", self.toolkit)),
+            None => {
+                let why = format!("no driver known to run CUDA {}", self.toolkit);
+                return refuse(CudaStep::Init, CUDA_INSUFFICIENT_DRIVER, why);
+            }
         }
         if self.compressed && have < FATBIN_COMPRESSION_MIN_DRIVER {
-            return Some(format!(
-                "device kernel image is invalid (compressed fatbin needs driver {FATBIN_COMPRESSION_MIN_DRIVER}, this is {driver})"
-            ));
+            let why = format!("compressed fatbin needs driver {FATBIN_COMPRESSION_MIN_DRIVER}, this is {driver}");
+            return refuse(CudaStep::FirstKernel, "device kernel image is invalid", why);
         }
         if sass_covers(self.sass, self.sass_exact, gpu) {
             return None;
@@ -268,15 +312,27 @@ impl CudaKernels<'_> {
         let jit = ptx_jit_min_driver(self.toolkit);
         match self.ptx.iter().any(|&b| ptx_runs_on(b, gpu)) {
             true if jit.is_some_and(|need| have >= need) => None,
-            true => Some(format!(
-                "the provided PTX was compiled with an unsupported toolchain (CUDA {} PTX for compute capability {gpu} needs driver {}, this is {driver})",
-                self.toolkit,
-                jit.map_or("unknown".to_string(), |n| n.to_string())
-            )),
-            false => {
-                Some(format!("no kernel image is available for execution on the device (compute capability {gpu})"))
-            }
+            true => refuse(
+                CudaStep::FirstKernel,
+                "the provided PTX was compiled with an unsupported toolchain.",
+                format!(
+                    "CUDA {} PTX for compute capability {gpu} needs driver {}, this is {driver}",
+                    self.toolkit,
+                    jit.map_or("unknown".to_string(), |n| n.to_string())
+                ),
+            ),
+            false => refuse(
+                CudaStep::FirstKernel,
+                "no kernel image is available for execution on the device",
+                format!("compute capability {gpu}"),
+            ),
         }
+    }
+
+    /// [`CudaKernels::decide`] in one sentence: CUDA's string, then the
+    /// rule in brackets.
+    pub fn refusal(&self, gpu: ComputeCapability, driver: &DriverVersion) -> Option<String> {
+        self.decide(gpu, driver).map(|r| r.to_string())
     }
 }
 

@@ -1,12 +1,15 @@
 //! The check on a real NVIDIA GPU, driven by `ci/gpu-check.sh` on a machine
 //! that has one (never by `cargo test`: it needs the `gpu-check` feature).
 //!
-//! The script builds two `llama-server`s with nvcc and names them in
-//! `LLMGW_GPU_GOOD` (machine code for this GPU) and `LLMGW_GPU_OLD`
-//! (machine code for an older generation only, no PTX), and this machine as
-//! discovered in `LLMGW_GPU_HOST`. `provision` against the fake server must
-//! refuse the old build at the real `--list-devices` check and install the
-//! next; the Python GPU check must compute with the torch installed here.
+//! The script builds two programs with nvcc that answer as `llama-server`
+//! (`--list-devices`, launching nothing) and as `llama-bench` (a kernel
+//! launched on the device asked for, CUDA's error line and an abort when it
+//! cannot run), and names them in `LLMGW_GPU_GOOD` (machine code for this
+//! GPU) and `LLMGW_GPU_OLD` (machine code for an older generation only, no
+//! PTX), and this machine as discovered in `LLMGW_GPU_HOST`. `provision`
+//! against the fake server must list the GPU with the old build, refuse it
+//! at the compute step in CUDA's words and install the next; the Python
+//! GPU check must compute with the torch installed here.
 
 #![cfg(feature = "gpu-check")]
 #![allow(clippy::disallowed_methods)]
@@ -34,7 +37,7 @@ fn host(dir: &Path) -> (PathBuf, Value) {
 }
 
 #[test]
-fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_next() {
+fn the_real_compute_check_refuses_code_for_another_gpu_and_installs_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let (host, v) = host(dir.path());
     assert_eq!(v["arch"], "amd64", "the CUDA 12.8 build is x64 only");
@@ -69,12 +72,20 @@ fn the_real_list_devices_check_refuses_code_for_another_gpu_and_installs_the_nex
     let tried: Vec<&Value> = s["attempts"].as_array().unwrap().iter().filter(|a| a["outcome"] != "left_out").collect();
     // Driver 580 or newer: cuda-13.3 (old code) is tried first and refused.
     if let Some(first) = tried.iter().find(|a| a["variant"] == "cuda-13.3") {
+        // Listed (listing launches no kernel), then refused at the compute
+        // step in the CUDA runtime's own words.
         assert_eq!(first["outcome"], "failed", "{s}");
-        assert_eq!(first["check"], "gpu", "{s}");
+        assert_eq!(first["check"], "compute", "{s}");
+        let reason = first["reason"].as_str().unwrap();
+        assert!(reason.contains("CUDA error: no kernel image is available for execution on the device"), "{reason}");
     }
     assert_eq!((s["state"].as_str(), s["variant"].as_str()), (Some("ready"), Some("cuda-12.8")), "{s}");
     assert!(
-        s["attempts"].as_array().unwrap().iter().any(|a| a["reason"].as_str().unwrap_or("").contains("lists CUDA0"))
+        s["attempts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["reason"].as_str().unwrap_or("").contains("computes on CUDA0"))
     );
 }
 

@@ -121,7 +121,11 @@ def archive(files, arch, cpu_variants, backend, floor, compiler):
     server["lists_devices"] = True
     out.append({"path": "llama-server", "elf": server})
     for p in ["llama-cli", "llama-bench"]:
-        out.append({"path": p, "elf": program(common["runpath"], requires, machine, compiler)})
+        elf = program(common["runpath"], requires, machine, compiler)
+        if p == "llama-bench":
+            # The compute check's program: it runs a model (-m FILE -dev DEVICE ... -o jsonl).
+            elf["bench"] = True
+        out.append({"path": p, "elf": elf})
     impl = dict(common)
     impl["needed"] = versioned(["libllama-common.so", "libmtmd.so", "libllama.so", "libggml.so",
                                 "libggml-base.so"]) + SYSTEM

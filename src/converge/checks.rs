@@ -1,10 +1,12 @@
 //! The checks that decide whether an unpacked build works: `ldd` of the
 //! binary and of the libraries it loads at run time, the version command,
-//! and the GPU device listing. Each returns the sentence that explains a
-//! failure, naming files by name (never by the staging path).
+//! the GPU device listing, then the computation (`compute.rs`; Python's
+//! torch check here). Each returns the sentence that explains a failure,
+//! naming files by name (never by the staging path).
 
 use std::path::{Path, PathBuf};
 
+use super::BuildFailure;
 use crate::host::Host;
 use crate::parse::{devices, ldd};
 use crate::recipe::{Build, GpuCheck};
@@ -151,22 +153,37 @@ fn says_version(text: &str, says: &str) -> bool {
     })
 }
 
-/// The GPU check of the build, whichever kind it has; what it showed.
+/// The check that the build computes, whichever kind it has; what it
+/// showed, in words (`computes on CUDA0: NVIDIA H100 80GB HBM3`). A build
+/// that lists devices lists them first (the cheaper step), then computes on
+/// every one listed with the tiny model written into `check_dir` (made and
+/// removed here); a CPU build computes on the CPU.
 ///
 /// # Errors
-/// The sentence of the check that failed.
+/// [`BuildFailure::Gpu`] for the listing (and Python's torch check),
+/// [`BuildFailure::Compute`] for the model's run, each with its sentence.
 pub fn gpu_computes(
     sys: &mut dyn System,
     build: &Build,
     binary: &Path,
     host: &Host,
+    check_dir: &Path,
     timeout: u64,
-) -> Result<String, String> {
-    match &build.gpu {
-        None => Ok(String::new()),
-        Some(GpuCheck::Devices(_)) => gpus_listed(sys, build, binary, host, timeout),
-        Some(GpuCheck::Torch { modules }) => torch_computes(sys, build, binary, host, modules, timeout),
-    }
+) -> Result<String, BuildFailure> {
+    use super::compute::{Target, model_computes};
+    let (run, targets) = match &build.gpu {
+        None => return Ok(String::new()),
+        Some(GpuCheck::Torch { modules }) => {
+            return torch_computes(sys, build, binary, host, modules, timeout).map_err(BuildFailure::Gpu);
+        }
+        Some(GpuCheck::Devices(gpu)) => {
+            let listed = gpus_listed(sys, build, binary, host, timeout).map_err(BuildFailure::Gpu)?;
+            (&gpu.model_run, listed.into_iter().map(|d| Target::Device(d.name, d.description)).collect())
+        }
+        Some(GpuCheck::Cpu(run)) => (run, vec![Target::Cpu]),
+    };
+    model_computes(sys, build, binary, run, &targets, check_dir, timeout)
+        .map_err(|why| BuildFailure::Compute(format!("the {} build does not compute: {why}", build.variant)))
 }
 
 /// The first line of the Python GPU check: how the simulated interpreter
@@ -215,11 +232,19 @@ fn torch_computes(
     let pairs = computed
         .iter()
         .map(|l| l.split_once(' ').map_or((l.to_string(), String::new()), |(d, n)| (d.to_string(), n.to_string())));
-    Ok(format!("computes on {}", devices_in_words(pairs.collect())))
+    Ok(format!("computes on {}", super::compute::devices_in_words(pairs.collect())))
 }
 
+/// Descriptions of Vulkan devices that are software rasterisers, not GPUs:
+/// Mesa's llvmpipe and lavapipe, Google's SwiftShader. ggml selects them
+/// only when `GGML_VK_VISIBLE_DEVICES` names them (they are
+/// `VK_PHYSICAL_DEVICE_TYPE_CPU`; ggml-vulkan.cpp `ggml_vk_instance_init`),
+/// listed as `Vulkan0: llvmpipe (LLVM 20.1.8, 256 bits)` (ggml-org/llama.cpp
+/// PR #19846's CI log).
+const SOFTWARE_RASTERISERS: &[&str] = &["llvmpipe", "lavapipe", "swiftshader"];
+
 /// Lists the GPU devices with the build's backend; every GPU of the host
-/// must be listed.
+/// must be listed, and a software rasteriser is no GPU. The devices listed.
 ///
 /// # Errors
 /// The sentence saying what was listed, with the backend's own diagnostics.
@@ -229,9 +254,9 @@ fn gpus_listed(
     binary: &Path,
     host: &Host,
     timeout: u64,
-) -> Result<String, String> {
+) -> Result<Vec<devices::Device>, String> {
     let Some(gpu) = build.gpu_backend() else {
-        return Ok(String::new());
+        return Ok(vec![]);
     };
     let cmd = Cmd::new(binary, gpu.list_args.clone()).timeout(timeout);
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
@@ -239,12 +264,15 @@ fn gpus_listed(
     if !out.success() {
         return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
     }
-    let listed: Vec<devices::Device> =
-        devices::parse(&out.stdout).into_iter().filter(|d| d.name.starts_with(&gpu.device_prefix)).collect();
+    let (listed, software): (Vec<devices::Device>, Vec<devices::Device>) = devices::parse(&out.stdout)
+        .into_iter()
+        .filter(|d| d.name.starts_with(&gpu.device_prefix))
+        .partition(|d| !SOFTWARE_RASTERISERS.iter().any(|s| d.description.to_ascii_lowercase().starts_with(s)));
     let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
     // ggml's own diagnostics say why a device is missing; they name no path.
     // One line per distinct diagnostic: eight GPUs failing alike are one reason.
-    let mut hints: Vec<String> = Vec::new();
+    let mut hints: Vec<String> =
+        software.iter().map(|d| format!("{}: {} is a software rasteriser, not a GPU", d.name, d.description)).collect();
     for l in out.stderr.lines().filter(|l| l.starts_with("ggml_")) {
         let (tool, rest) = l.split_once(": ").unwrap_or(("", l));
         let msg = rest.split_once("): ").map_or(rest, |(_, m)| m);
@@ -260,27 +288,7 @@ fn gpus_listed(
             "the {} build lists {n} {} device(s) of this node's {want} GPUs{hint}",
             build.variant, gpu.device_prefix
         )),
-        _ => Ok(devices_in_words(listed.iter().map(|d| (d.name.clone(), d.description.clone())).collect())),
-    }
-}
-
-/// Devices as `(id, description)` in a few words: `CUDA0: NVIDIA H100`, or
-/// for several `CUDA0–CUDA7: 8× NVIDIA H100 80GB HBM3`.
-fn devices_in_words(devices: Vec<(String, String)>) -> String {
-    match devices.as_slice() {
-        [] => String::new(),
-        [(id, what)] => format!("{id}: {what}"),
-        [(first, _), .., (last, _)] => {
-            let mut groups: Vec<(usize, &str)> = Vec::new();
-            for (_, what) in &devices {
-                match groups.iter_mut().find(|(_, w)| *w == what.as_str()) {
-                    Some((n, _)) => *n += 1,
-                    None => groups.push((1, what)),
-                }
-            }
-            let groups: Vec<String> = groups.iter().map(|(n, w)| format!("{n}× {w}")).collect();
-            format!("{first}–{last}: {}", groups.join(", "))
-        }
+        _ => Ok(listed),
     }
 }
 

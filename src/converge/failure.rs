@@ -88,9 +88,14 @@ pub enum BuildFailure {
     /// The version command failed or named another version.
     #[error("{0}")]
     Version(String),
-    /// The GPU check: no device listed, or no computation on a GPU.
+    /// The GPU check: no device listed, or no computation on a GPU
+    /// (Python's torch check).
     #[error("{0}")]
     Gpu(String),
+    /// The compute check: the tiny model did not run on a device listed,
+    /// or on the CPU.
+    #[error("{0}")]
+    Compute(String),
     /// An install made earlier is no longer what its record says: a file
     /// changed or missing, the record unreadable.
     #[error("{0}")]
@@ -130,6 +135,7 @@ impl BuildFailure {
             BuildFailure::Ldd(_) => Some(Check::Ldd),
             BuildFailure::Version(_) => Some(Check::Version),
             BuildFailure::Gpu(_) => Some(Check::Gpu),
+            BuildFailure::Compute(_) => Some(Check::Compute),
             BuildFailure::AfterPackages { failure, .. } | BuildFailure::NoPackageManager { failure, .. } => {
                 failure.check()
             }

@@ -403,15 +403,19 @@ impl<'a> Installer<'a> {
             }
         }
         let binary = paths.install.join(&record.binary);
-        match self.works(build, &binary) {
+        let works = self.works(build, &binary, paths);
+        // The compute check's model was written in the build's staging.
+        let _ = self.sys.remove(&paths.staging);
+        match works {
             Ok(why) => Verified::Whole(binary, why),
             Err(f) => Verified::Broken(f),
         }
     }
 
     /// The checks that an installed build runs here: `ldd` (of the binary,
-    /// or of a Python environment's interpreter), version, GPU; what proved it.
-    fn works(&mut self, build: &Build, binary: &Path) -> Result<String, BuildFailure> {
+    /// or of a Python environment's interpreter), version, GPU and compute
+    /// (its model written in the build's staging); what proved it.
+    fn works(&mut self, build: &Build, binary: &Path, paths: &Paths) -> Result<String, BuildFailure> {
         let loads = match build.source {
             Source::Python(_) => python::interpreter(binary),
             Source::Archives { .. } => binary.to_path_buf(),
@@ -419,12 +423,9 @@ impl<'a> Installer<'a> {
         checks::libraries_load(self.sys, build, &loads, self.cfg.not_a_build).map_err(BuildFailure::Ldd)?;
         let timeout = self.cfg.check_timeout_secs;
         let version = checks::version_runs(self.sys, build, binary, timeout).map_err(BuildFailure::Version)?;
-        let gpus = checks::gpu_computes(self.sys, build, binary, self.host, timeout).map_err(BuildFailure::Gpu)?;
-        Ok(match (&build.gpu, gpus.is_empty()) {
-            (_, true) => version,
-            (Some(recipe::GpuCheck::Devices(_)), false) => format!("lists {gpus}"),
-            _ => gpus,
-        })
+        let check_dir = paths.staging.join("check");
+        let gpus = checks::gpu_computes(self.sys, build, binary, self.host, &check_dir, timeout)?;
+        Ok(if gpus.is_empty() { version } else { gpus })
     }
 
     /// Installs one build into staging, checks it, and commits it: the
@@ -539,7 +540,7 @@ impl<'a> Installer<'a> {
         }
         let binary = checks::find_binary(self.sys, &tree, &build.binary)?
             .ok_or_else(|| BuildFailure::NoBinary(build.binary.clone()))?;
-        let why = self.works(build, &binary)?;
+        let why = self.works(build, &binary, paths)?;
 
         // Commit: the tree by rename, then the record, last.
         let rel = binary.strip_prefix(&tree).map_err(|_| BuildFailure::NoBinary(build.binary.clone()))?.to_path_buf();

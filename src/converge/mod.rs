@@ -5,7 +5,8 @@
 //! files still verify and which still works is `ready` without a download;
 //! otherwise each candidate in turn — free disk, OS packages, release
 //! metadata, download and sha256 against the publisher's digest, safe unpack
-//! into staging, the binary, `ldd`, the version command, the GPU listing —
+//! into staging, the binary, `ldd`, the version command, the GPU listing,
+//! the tiny model computed on every GPU (or on the CPU) —
 //! and the first that passes is committed by rename, its record written
 //! last. A failed build costs its download: its staging is removed and the
 //! next is tried.
@@ -15,7 +16,8 @@
 //! | `installer.rs` | [`Installer`]: one pass over a machine, the steps of a want in order |
 //! | `latest.rs` | what an `ENGINE@latest` want resolves to: the newest release or index version this host can use |
 //! | `archives.rs`, `python.rs` | a build from release archives; a Python environment made by uv |
-//! | `checks.rs` | what proves a build works: `ldd`, the version command, the GPU |
+//! | `checks.rs` | what proves a build works: `ldd`, the version command, the GPU listing |
+//! | `compute.rs` | the compute check: the tiny model (embedded) run on every device listed, or the CPU |
 //! | `packages.rs` | the OS packages a build needs |
 //! | `failure.rs`, `status.rs`, `record.rs` | why a build failed; the outcome of a want; install records and where installs live |
 //!
@@ -25,6 +27,7 @@
 
 mod archives;
 pub mod checks;
+pub mod compute;
 pub mod failure;
 mod installer;
 pub mod latest;
@@ -40,6 +43,7 @@ use crate::recipe::Want;
 use crate::system::System;
 
 pub use checks::{NotABuild, torch_check_script};
+pub use compute::{TINY_MODEL, TINY_MODEL_FILE, TINY_MODEL_SHA256};
 pub use failure::BuildFailure;
 pub use installer::Installer;
 pub use python::uv_project;

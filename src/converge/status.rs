@@ -107,18 +107,23 @@ pub enum Check {
     Ldd,
     /// The version command failed or named another version.
     Version,
-    /// The GPU check: no device listed, or no computation on a GPU.
+    /// The GPU check: no device listed, or (Python's torch check) no
+    /// computation on a GPU.
     Gpu,
+    /// The compute check: the tiny model did not run on a device listed
+    /// (or on the CPU, for a CPU build).
+    Compute,
 }
 
 impl Check {
-    /// The check in a sentence: `ldd`, `version`, `GPU`.
+    /// The check in a sentence: `ldd`, `version`, `GPU`, `compute`.
     pub fn in_words(self) -> &'static str {
         match self {
             Check::Inspect => "inspect",
             Check::Ldd => "ldd",
             Check::Version => "version",
             Check::Gpu => "GPU",
+            Check::Compute => "compute",
         }
     }
 }

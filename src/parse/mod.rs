@@ -1,11 +1,13 @@
 //! Parsers of what real tools print: `ldd`, `llama-server --list-devices`,
-//! the package managers' queries. Pure functions of text, shared by the real
-//! machine and the simulated one (which prints in the same formats), and
-//! total: any input gives an answer, never a panic.
+//! `llama-bench`'s rows and error lines, the package managers' queries.
+//! Pure functions of text, shared by the real machine and the simulated one
+//! (which prints in the same formats), and total: any input gives an
+//! answer, never a panic.
 //!
 //! Pure core. May import `system` (the command lines of the package
 //! managers' queries) only.
 
+pub mod bench;
 pub mod devices;
 pub mod ldd;
 pub mod packages;

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Build, Exclusion, GpuBackend, GpuCheck, GpuNeeds, Jit, Offer, Plan, Published, Refusal, Source, Want, pick,
-    unsupported,
+    Build, Exclusion, GpuBackend, GpuCheck, GpuNeeds, Jit, ModelRun, Offer, Plan, Published, Refusal, Source, Want,
+    pick, unsupported,
 };
 use crate::host::{Arch, ComputeCapability, Host, PackageFamily};
 use crate::nvidia;
@@ -129,6 +129,23 @@ pub fn build_in_version_line(text: &str) -> Option<u64> {
     }
 }
 
+/// The compute check's program: `llama-bench` generating from the tiny
+/// model on `device` (`CUDA0`, `Vulkan1`, or `none`: the CPU) with every
+/// layer offloaded, a prompt of 8 tokens then 8 generated, once, without
+/// warm-up, results as JSON lines on stdout and the log written as it comes
+/// (`-v`). Every Linux release archive carries it (release.yml builds the
+/// tools and packs `build/bin` whole; ggml-org/llama.cpp#28186's smoke test
+/// runs it in the CUDA build directory). Not `llama-completion`: its logger
+/// can lose the last lines at exit and still exit 0
+/// (ggml-org/llama.cpp#22273; ci/tiny-model/llama-cpp-facts.md).
+fn bench(device: &str) -> ModelRun {
+    let args = ["-m", "{model}", "-dev", device, "-ngl", "99", "-p", "8", "-n", "8", "-r", "1", "--no-warmup"];
+    ModelRun {
+        program: "llama-bench".to_string(),
+        args: args.iter().chain(&["-o", "jsonl", "-v"]).map(|a| a.to_string()).collect(),
+    }
+}
+
 /// Plans llama.cpp on a host, from the release's assets when `published`
 /// lists them.
 pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Plan, Refusal> {
@@ -167,7 +184,7 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
         runtime_libraries: vec![
             if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }.to_string(),
         ],
-        gpu: None,
+        gpu: Some(GpuCheck::Cpu(bench("none"))),
         // The archive carries a CPU backend per generation, down to SSE4.2;
         // below AVX2 it runs several times slower.
         cpu_flags: if arch == "x64" { vec!["avx2".to_string()] } else { vec![] },
@@ -238,6 +255,7 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
             library: "libggml-cuda.so".into(),
             device_prefix: "CUDA".into(),
             list_args: vec!["--list-devices".into()],
+            model_run: bench("{device}"),
         }));
         b.free_gb = 4;
         let k = ggml_default_kernels(tk);
@@ -262,6 +280,7 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
             library: "libggml-vulkan.so".into(),
             device_prefix: "Vulkan".into(),
             list_args: vec!["--list-devices".into()],
+            model_run: bench("{device}"),
         }));
         for (family, loader) in [
             (PackageFamily::Deb, "libvulkan1"),

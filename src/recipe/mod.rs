@@ -60,7 +60,9 @@ pub struct Build {
     /// each found beside the binary: `ldd` of the binary cannot see what
     /// they need, so each is checked with its own `ldd`.
     pub runtime_libraries: Vec<String>,
-    /// How the build shows that it computes on the GPU; `None` for a CPU build.
+    /// How the build shows that it computes: on the GPU, or for
+    /// llama.cpp's CPU build on the CPU; `None` for a build that computes
+    /// nothing (uv).
     pub gpu: Option<GpuCheck>,
     /// CPU flags the build is slow without; missing ones are a note, not a refusal.
     pub cpu_flags: Vec<String>,
@@ -139,8 +141,9 @@ pub struct ExtraIndex {
     pub packages: Vec<String>,
 }
 
-/// How a GPU build shows that it computes: the backend library it loads
-/// and the device names it lists with it.
+/// How a GPU build shows that it computes: the backend library it loads,
+/// the device names it lists with it, and the program that then computes
+/// on each device listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GpuBackend {
     /// The backend library, beside the binary: `libggml-cuda.so`.
@@ -149,14 +152,40 @@ pub struct GpuBackend {
     pub device_prefix: String,
     /// Arguments that list the devices: `--list-devices`.
     pub list_args: Vec<String>,
+    /// What computes on each device listed, `{device}` its name.
+    pub model_run: ModelRun,
 }
 
-/// How a GPU build proves that it computes.
+/// A program of the build that loads the tiny model (`assets/tiny-llama.gguf`,
+/// written for the check) and generates a few tokens with it: the proof
+/// that the build has kernels that run here, which listing devices is not
+/// (listing launches no kernel).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelRun {
+    /// The program, beside the binary: `llama-bench`.
+    pub program: String,
+    /// Its arguments, `{model}` standing for the model file's path and
+    /// `{device}` for the device it computes on (`CUDA0`).
+    pub args: Vec<String>,
+}
+
+impl ModelRun {
+    /// The arguments with the model's path and the device put in.
+    pub fn args_for(&self, model: &std::path::Path, device: &str) -> Vec<String> {
+        let model = model.display().to_string();
+        self.args.iter().map(|a| a.replace("{model}", &model).replace("{device}", device)).collect()
+    }
+}
+
+/// How a build proves that it computes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum GpuCheck {
-    /// The binary lists a device with its GPU backend library.
+    /// The binary lists a device with its GPU backend library, then
+    /// [`GpuBackend::model_run`] computes on every device listed.
     Devices(GpuBackend),
+    /// A CPU build: the program computes on the CPU (no device).
+    Cpu(ModelRun),
     /// The environment's Python computes on every GPU with torch, and
     /// imports each of `modules` (kernel packages) there.
     Torch {

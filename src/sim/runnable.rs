@@ -7,7 +7,9 @@
 //!
 //! Each program prints what its build's truth says for its version command
 //! (`version: 0.4.0-dev (build 10850, commit fe14399)`, `uv 0.12.20 (…)`),
-//! on the same stream, and answers `--list-devices` with no device (it
+//! on the same stream, answers `--list-devices` with no device, and, as
+//! `llama-bench -m MODEL`, checks the model's GGUF magic and prints one
+//! row of 8 tokens generated (it
 //! computes nothing); each shared library is an empty one. Neither needs
 //! more than the C library. The builds of other architectures, and the
 //! Python engines' wheels, keep the simulated programs, which only `llmgw
@@ -90,7 +92,8 @@ pub fn asset_arch(name: &str) -> Option<Arch> {
 }
 
 /// A C program that prints `v` for its version arguments, lists no device
-/// for `--list-devices`, and fails otherwise.
+/// for `--list-devices`, reads a model's magic and prints one generation
+/// row for `-m MODEL` (llama-bench's compute check), and fails otherwise.
 fn program_source(v: &VersionOutput) -> String {
     let mut test = String::new();
     for (i, a) in v.args.iter().enumerate() {
@@ -107,6 +110,19 @@ fn program_source(v: &VersionOutput) -> String {
          \x20   }}\n\
          \x20   if (argc == 2 && strcmp(argv[1], \"--list-devices\") == 0) {{\n\
          \x20       fputs(\"Available devices:\\n  (none)\\n\", stdout);\n\
+         \x20       return 0;\n\
+         \x20   }}\n\
+         \x20   /* llama-bench -m MODEL … -o jsonl: the model's header read, one row said; nothing computed. */\n\
+         \x20   for (int i = 1; i + 1 < argc; i++) {{\n\
+         \x20       if (strcmp(argv[i], \"-m\") != 0) continue;\n\
+         \x20       char magic[4] = {{0}};\n\
+         \x20       FILE *f = fopen(argv[i + 1], \"rb\");\n\
+         \x20       if (!f || fread(magic, 1, 4, f) != 4 || memcmp(magic, \"GGUF\", 4) != 0) {{\n\
+         \x20           fputs(\"llama_model_load: error loading model: not a GGUF file\\n\", stderr);\n\
+         \x20           return 1;\n\
+         \x20       }}\n\
+         \x20       fclose(f);\n\
+         \x20       puts(\"{{\\\"n_prompt\\\": 0, \\\"n_gen\\\": 8, \\\"avg_ts\\\": 1.0, \\\"backends\\\": \\\"CPU\\\", \\\"devices\\\": \\\"none\\\"}}\");\n\
          \x20       return 0;\n\
          \x20   }}\n\
          \x20   fputs(\"a stand-in from llmgw mock-server --real-programs: it only answers its version command\\n\", stderr);\n\

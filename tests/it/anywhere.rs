@@ -319,8 +319,15 @@ fn a_real_provision_against_the_fake_server_with_real_programs_installs_end_to_e
     );
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
-    assert!(said.contains("llama.cpp@b10850: ready "), "{said}");
-    assert!(said.contains("installed: version: 0.4.0-dev (build 10850, commit fe14399)"), "{said}");
+    // The stand-in llama-bench read the tiny model's header and said a row: the CPU build's compute check.
+    assert!(said.contains("llama.cpp@b10850: ready cpu\n  - cpu     installed: computes on the CPU"), "{said}");
+    let server = engines.path().join("e/llama.cpp/b10850-cpu/llama-b10850/llama-server");
+    let version = std::process::Command::new(server).arg("--version").output().unwrap();
+    assert!(
+        text(&version.stderr).starts_with("version: 0.4.0-dev (build 10850, commit fe14399)"),
+        "{}",
+        text(&version.stderr)
+    );
     assert!(
         said.contains("uv@0.13.9: ready x86_64\n  - x86_64  installed: uv 0.13.9 (x86_64-unknown-linux-gnu)"),
         "{said}"

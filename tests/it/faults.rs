@@ -182,7 +182,7 @@ fn assert_nothing_half_installed(sim: &Simulation, installed: bool) {
     assert_eq!(record.exists(), installed, "{}", record.display());
     if installed {
         let record = std::fs::read_to_string(record).unwrap();
-        assert!(record.contains("191bf42b6de8bf68f58bf13f8dc18d1990a78fe880a5d0dbeb3f25949637b815"), "{record}");
+        assert!(record.contains("8ef36fa275956c6b02405c9896f2b0dfb12b13c80bdf05f5043579739fa11c08"), "{record}");
     }
 }
 

@@ -25,26 +25,63 @@ fn cc(dir: &Path, name: &str, source: &str, args: &[&str]) -> PathBuf {
 }
 
 /// A `llama-server` that answers `--version` on stderr and lists an RTX
-/// 3090 through CUDA and Vulkan, in the real one's formats; `call` is a
-/// statement calling into a library.
+/// 3090 through CUDA and Vulkan, in the real one's formats, and runs as
+/// `llama-bench` too (`-m MODEL -dev DEVICE`): it reads the model, checks
+/// that it is the whole tiny model, and prints llama-bench's JSON rows, or
+/// the loader's line. `call` is a statement calling into a library. For the
+/// tests of what goes wrong, `LLMGW_TEST_BENCH_FAULT` (`abort`: CUDA's
+/// lines then SIGABRT, as ggml-cuda aborts; `hang`; `silent`) applies on
+/// the device `LLMGW_TEST_BENCH_ON`, and `LLMGW_TEST_LLVMPIPE` lists Mesa's
+/// software rasteriser as the Vulkan device.
 fn server_source(call: &str) -> String {
-    format!(
-        r#"#include <stdio.h>
+    r#"#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-{decl}
-int main(int argc, char **argv) {{
-    {call}
-    if (argc > 1 && strcmp(argv[1], "--version") == 0) {{ fprintf(stderr, "version: 0.4.0-dev (build 10850, commit fe14399)\nbuilt with cc\n"); return 0; }}
-    if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) {{
+#include <unistd.h>
+DECL
+static const char *arg(int argc, char **argv, const char *flag) {
+    for (int i = 1; i + 1 < argc; i++) if (strcmp(argv[i], flag) == 0) return argv[i + 1];
+    return 0;
+}
+int main(int argc, char **argv) {
+    CALL
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) { fprintf(stderr, "version: 0.4.0-dev (build 10850, commit fe14399)\nbuilt with cc\n"); return 0; }
+    if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) {
         printf("Available devices:\n  CUDA0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
-        printf("  Vulkan0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
+        if (getenv("LLMGW_TEST_LLVMPIPE")) printf("  Vulkan0: llvmpipe (LLVM 20.1.8, 256 bits) (32768 MiB, 32768 MiB free)\n");
+        else printf("  Vulkan0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
         return 0;
-    }}
-    return 1;
-}}
-"#,
-        decl = if call.is_empty() { "" } else { "int llmgw_probe(void);" },
-    )
+    }
+    const char *model = arg(argc, argv, "-m"), *dev = arg(argc, argv, "-dev");
+    if (!model || !dev) return 1;
+    const char *fault = getenv("LLMGW_TEST_BENCH_FAULT"), *on = getenv("LLMGW_TEST_BENCH_ON");
+    if (fault && on && strcmp(on, dev) == 0) {
+        if (strcmp(fault, "hang") == 0) for (;;) pause();
+        if (strcmp(fault, "silent") == 0) return 0;
+        fprintf(stderr, "load_tensors: offloaded 3/3 layers to GPU\nggml_cuda_compute_forward: RMS_NORM failed\n"
+                        "CUDA error: no kernel image is available for execution on the device\n"
+                        "  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2419\n  err\n"
+                        "ggml-cuda.cu:109: CUDA error\n");
+        abort();
+    }
+    unsigned char m[4] = {0};
+    long size = 0;
+    FILE *f = fopen(model, "rb");
+    if (f) { if (fread(m, 1, 4, f) != 4) m[0] = 0; fseek(f, 0, SEEK_END); size = ftell(f); fclose(f); }
+    if (memcmp(m, "GGUF", 4) != 0 || size != SIZE) {
+        fprintf(stderr, "gguf_init_from_reader: invalid magic characters: '%c%c%c%c', expected 'GGUF'\n"
+                        "llama_bench: error: failed to load model '%s'\n", m[0], m[1], m[2], m[3], model);
+        return 1;
+    }
+    const char *backend = strcmp(dev, "none") == 0 ? "CPU" : strncmp(dev, "CUDA", 4) == 0 ? "CUDA" : "Vulkan";
+    printf("{\"backends\": \"%s\", \"devices\": \"%s\", \"n_gpu_layers\": 99, \"n_prompt\": 8, \"n_gen\": 0, \"avg_ts\": 2538.29}\n", backend, dev);
+    printf("{\"backends\": \"%s\", \"devices\": \"%s\", \"n_gpu_layers\": 99, \"n_prompt\": 0, \"n_gen\": 8, \"avg_ts\": 9720.90}\n", backend, dev);
+    return 0;
+}
+"#
+    .replace("DECL", if call.is_empty() { "" } else { "int llmgw_probe(void);" })
+    .replace("CALL", call)
+    .replace("SIZE", &llmgw::converge::TINY_MODEL.len().to_string())
 }
 
 /// Real programs for three builds: one that loads, one linked against a
@@ -95,6 +132,9 @@ fn programs(dir: &Path) -> Programs {
 fn catalog(p: &Programs, cuda: Vec<File>) -> Catalog {
     let lib = &p.plain_lib;
     let mut cuda_files = cuda;
+    if !cuda_files.iter().any(|f| f.path == "llama-bench") {
+        cuda_files.push(raw("llama-bench", &p.good));
+    }
     cuda_files.extend(backends(lib, Some("libggml-cuda.so")));
     release(
         vec![
@@ -194,6 +234,77 @@ fn provision_installs_and_a_second_run_downloads_nothing() {
     assert_eq!(code, 0);
     assert_eq!(second["engines"][0]["attempts"][0]["outcome"], "verified");
     assert_eq!(server.downloads(), downloads, "nothing downloaded again");
+}
+
+#[test]
+fn the_real_compute_check_runs_the_embedded_model_on_each_device_and_leaves_it_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
+    assert_eq!(code, 0, "{report}");
+    // The real program read the whole model from staging and printed its rows.
+    assert_eq!(report["engines"][0]["attempts"][0]["reason"], "computes on CUDA0: NVIDIA GeForce RTX 3090");
+    assert!(!engines.join(".staging").exists(), "the model went with the staging");
+    assert!(!engines.join("llama.cpp/b10850-cuda-12.8/llama-b10850/tiny-llama.gguf").exists());
+}
+
+/// A real program that goes wrong on CUDA0 only: the CUDA build fails in
+/// the program's own words (or for want of any) and the Vulkan build, on
+/// the same GPU, is installed.
+#[rstest::rstest]
+#[case::aborts("abort", "was killed by a signal: CUDA error: no kernel image is available for execution on the device")]
+#[case::hangs("hang", "was killed at its time limit of 2 s, printing nothing")]
+#[case::prints_nothing("silent", "exited 0, printing nothing")]
+fn a_compute_program_that_fails_is_named_in_its_words_and_the_next_build_installed(
+    #[case] fault: &str,
+    #[case] said: &str,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let out = provision_cmd(&server, &host, &engines, "llama.cpp@b10850")
+        .env("LLMGW_TEST_BENCH_FAULT", fault)
+        .env("LLMGW_TEST_BENCH_ON", "CUDA0")
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    let s = &report["engines"][0];
+    assert_eq!(s["variant"], "vulkan", "{s}");
+    assert_eq!(s["attempts"][0]["check"], "compute");
+    // This host has no package manager: the reason says so after the program's words.
+    let reason = s["attempts"][0]["reason"].as_str().unwrap();
+    let words =
+        format!("the cuda-12.8 build does not compute: llama-bench on CUDA0 (NVIDIA GeForce RTX 3090) {said} (");
+    assert!(reason.starts_with(&words), "{reason}");
+    assert!(!engines.join("llama.cpp/b10850-cuda-12.8").exists());
+}
+
+#[test]
+fn a_software_rasteriser_is_no_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let out = provision_cmd(&server, &host, &engines, "llama.cpp@b10850:vulkan")
+        .env("LLMGW_TEST_LLVMPIPE", "1")
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    let s = &report["engines"][0];
+    assert_eq!(s["state"], "failed", "{s}");
+    let reason = s["attempts"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "the vulkan build lists no Vulkan device (Vulkan0: llvmpipe (LLVM 20.1.8, 256 bits) is a software rasteriser, not a GPU)"
+        ),
+        "{reason}"
+    );
 }
 
 #[test]

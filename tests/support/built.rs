@@ -21,9 +21,10 @@ pub fn backends(lib: &[u8], gpu: Option<&str>) -> Vec<File> {
     files
 }
 
-/// A build's archive: `server` as `llama-server`, with its [`backends`].
+/// A build's archive: `server` as `llama-server` and as `llama-bench` (the
+/// programs answer both), with its [`backends`].
 pub fn build(server: &[u8], lib: &[u8], gpu: Option<&str>) -> Vec<File> {
-    let mut files = vec![raw("llama-server", server)];
+    let mut files = vec![raw("llama-server", server), raw("llama-bench", server)];
     files.extend(backends(lib, gpu));
     files
 }

@@ -3,14 +3,19 @@
 //!
 //! Real about the network (the fake release server on loopback) and the
 //! files (a real directory), through [`Effects`]; simulated about what the
-//! host description decides: `ldd` and programs ([`ldd`], `programs.rs`),
-//! the package manager (`packages.rs`), Python and uv (`python.rs`,
-//! `uv/`), free disk and the clock. Installing a package changes the
+//! host description decides: `ldd` and programs ([`ldd`], `programs.rs`;
+//! `llama-bench` and its model loader in `bench.rs` and `gguf.rs`, the ggml
+//! backends both load in `backends.rs`), the package manager
+//! (`packages.rs`), Python and uv (`python.rs`, `uv/`), free disk and the
+//! clock. Installing a package changes the
 //! simulated host, so a second convergence sees it.
 //!
 //! May import the truth (what a file of a build says of itself), the core
 //! (`host`, `nvidia`, `recipe`, `converge`'s GPU check) and `system`.
 
+mod backends;
+mod bench;
+mod gguf;
 pub mod ldd;
 mod packages;
 mod programs;
@@ -21,8 +26,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::host::{ComputeCapability, Host};
-use crate::sim::truth::MachineFaults;
 use crate::sim::truth::stub::{Backend, ElfStub};
+use crate::sim::truth::{MachineFaults, ModelDamage};
 use crate::system::files::Files;
 use crate::system::http::Http;
 use crate::system::{Cmd, Downloaded, Effects, FetchJob, Fetched, Output, SysError, System};
@@ -228,7 +233,22 @@ impl System for SimSystem {
         }
         if cmd.program.is_absolute() {
             let host = self.host.clone();
-            return programs::run(&host, &self.effects, &cmd.program, &cmd.args);
+            let limits = programs::Limits { timeout_secs: cmd.timeout_secs, bench_fault: self.faults.compute_program };
+            let (out, waited) = programs::run(&host, &self.effects, &cmd.program, &cmd.args, &limits)?;
+            self.clock += waited;
+            if cmd.args == ["--list-devices"]
+                && let Some(i) = self.faults.gpu_lost_after_listing.take()
+                && let Some(nv) = self.host.nvidia.as_mut()
+                && i < nv.gpus.len()
+            {
+                // Off the bus: the driver no longer sees it (NVIDIA Xid 79);
+                // without another, the node has no GPU left.
+                nv.gpus.remove(i);
+                if nv.gpus.is_empty() {
+                    self.host.nvidia = None;
+                }
+            }
+            return Ok(out);
         }
         Err(SysError::Spawn { program: name, message: "No such file or directory".into() })
     }
@@ -256,6 +276,15 @@ impl System for SimSystem {
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
         self.change();
+        let damaged: Vec<u8>;
+        let contents = match self.faults.model_damaged.filter(|_| path.extension().is_some_and(|e| e == "gguf")) {
+            Some(ModelDamage::Truncated) => &contents[..contents.len() / 2],
+            Some(ModelDamage::CorruptedMagic) => {
+                damaged = contents.iter().enumerate().map(|(i, &b)| if i == 3 { b'X' } else { b }).collect();
+                &damaged
+            }
+            None => contents,
+        };
         self.effects.files.write_atomic(path, contents)
     }
 

@@ -1,20 +1,26 @@
 //! Simulated processes: `ldd` of a file, and the programs of a simulated
-//! build (their version command and `llama-server --list-devices`).
+//! build (their version command, `llama-server --list-devices` and
+//! `llama-bench`).
 //!
 //! A program that cannot load exits 127 with the loader's message, as a
-//! real one does. `--list-devices` loads every ggml backend beside the
-//! binary that the loader can resolve, silently skipping the others (a
-//! release build's `ggml_backend_load_all` is silent), and lists the GPUs
-//! each can compute on ([`crate::nvidia::CudaKernels::refusal`] for CUDA, a
-//! driver with a Vulkan ICD for Vulkan).
+//! real one does. A llama.cpp program loads every ggml backend beside it
+//! that the loader can resolve, silently skipping the others (a release
+//! build's `ggml_backend_load_all` is silent). `--list-devices` lists every
+//! device each backend's driver sees, whatever kernels the build carries
+//! (listing launches none; only a CUDA runtime the driver cannot run lists
+//! nothing). `llama-bench` loads the model (`gguf.rs`) and computes on the
+//! device asked for: for CUDA the GPU decides
+//! ([`crate::nvidia::CudaKernels::decide`]) and a refusal aborts in
+//! ggml-cuda's words; Vulkan computes on every device its ICD lists.
 
 use std::path::Path;
 
+use super::backends::{devices, loaded_backends};
 use super::ldd::resolve;
 use super::{python, uv};
-use crate::host::{ComputeCapability, Host};
-use crate::nvidia::CudaKernels;
-use crate::sim::truth::stub::{Backend, ElfStub, Emulated};
+use crate::host::Host;
+use crate::sim::truth::ProgramFault;
+use crate::sim::truth::stub::{ElfStub, Emulated};
 use crate::system::Effects;
 use crate::system::{DirEntry, Output, SysError};
 
@@ -35,10 +41,46 @@ pub(super) fn ldd(host: &Host, file: &Path, mut read: impl FnMut(&Path) -> Optio
     Output { code: Some(code), stdout: res.ldd_text(file, host), stderr: String::new() }
 }
 
+/// How a simulated program is run: its time limit, and the fault of the
+/// compute program, if any.
+pub(super) struct Limits {
+    /// The time limit, in seconds: a program that hangs is killed at it.
+    pub timeout_secs: u64,
+    /// What goes wrong with a `llama-bench`, whatever it is asked.
+    pub bench_fault: Option<ProgramFault>,
+}
+
+/// What the real process runner adds to standard error when it kills a
+/// program at its limit (`system::process::run_with_limit`).
+fn killed_at_limit(secs: u64) -> Output {
+    Output { code: None, stdout: String::new(), stderr: format!("llmgw: killed after its limit of {secs} s\n") }
+}
+
 /// Runs the simulated program at `program` with `args`: a simulated ELF
-/// file (uv and Python emulated, other programs' version command and
-/// `--list-devices`), or a console script of a simulated environment.
-pub(super) fn run(host: &Host, local: &Effects, program: &Path, args: &[String]) -> Result<Output, SysError> {
+/// file (uv and Python emulated, other programs' version command,
+/// `--list-devices` and `llama-bench`), or a console script of a simulated
+/// environment. The seconds it ran come back with it when they count (a
+/// program killed at its limit).
+pub(super) fn run(
+    host: &Host,
+    local: &Effects,
+    program: &Path,
+    args: &[String],
+    limits: &Limits,
+) -> Result<(Output, u64), SysError> {
+    let out = run_program(host, local, program, args, limits)?;
+    let waited =
+        if out.code.is_none() && out.stderr.starts_with("llmgw: killed after") { limits.timeout_secs } else { 0 };
+    Ok((out, waited))
+}
+
+fn run_program(
+    host: &Host,
+    local: &Effects,
+    program: &Path,
+    args: &[String],
+    limits: &Limits,
+) -> Result<Output, SysError> {
     let shown = program.display().to_string();
     let read = |p: &Path| local.files.read(p).ok().flatten();
     let Some(bytes) = read(program) else {
@@ -72,82 +114,33 @@ pub(super) fn run(host: &Host, local: &Effects, program: &Path, args: &[String])
         let entries = local.files.list_dir(dir).ok().flatten().unwrap_or_default();
         return Ok(list_devices(host, dir, &entries, read));
     }
+    if stub.bench {
+        return Ok(match limits.bench_fault {
+            Some(ProgramFault::Hangs) => killed_at_limit(limits.timeout_secs),
+            Some(ProgramFault::PrintsNothing) => Output { code: Some(0), ..Output::default() },
+            None => {
+                let dir = program.parent().unwrap_or(Path::new("/"));
+                let entries = local.files.list_dir(dir).ok().flatten().unwrap_or_default();
+                super::bench::run(host, dir, &entries, args, read)
+            }
+        });
+    }
     Ok(Output { code: Some(1), stderr: format!("error: invalid argument: {}\n", args.join(" ")), ..Output::default() })
 }
 
 /// `llama-server --list-devices`: each backend beside the binary that loads,
 /// and the devices it lists.
-fn list_devices(
-    host: &Host,
-    dir: &Path,
-    entries: &[DirEntry],
-    mut read: impl FnMut(&Path) -> Option<Vec<u8>>,
-) -> Output {
+fn list_devices(host: &Host, dir: &Path, entries: &[DirEntry], read: impl FnMut(&Path) -> Option<Vec<u8>>) -> Output {
     let mut stdout = String::from("Available devices:\n");
     let mut stderr = String::new();
-    let mut listed = 0;
-    for e in entries.iter().filter(|e| !e.is_dir && e.name.starts_with("libggml-") && e.name.ends_with(".so")) {
-        let path = dir.join(&e.name);
-        let Some(stub) = read(&path).and_then(|b| ElfStub::from_bytes(&b)) else {
-            continue;
-        };
-        let Some(backend) = &stub.backend else { continue };
-        if !resolve(host, &path, &stub, &mut read).loads() {
-            continue; // silent, as ggml_backend_load_all is in release builds
-        }
-        let (label, devices) = match backend {
-            Backend::Cpu | Backend::Rpc => continue,
-            Backend::Cuda { toolkit, sass, ptx, compressed } => {
-                ("CUDA", cuda_devices(host, toolkit, sass, ptx, *compressed, &mut stderr))
-            }
-            Backend::Vulkan => ("Vulkan", vulkan_devices(host, &mut stderr)),
-        };
-        stderr.push_str(&format!("load_backend: loaded {label} backend from {}\n", path.display()));
-        for (i, (name, mib)) in devices.iter().enumerate() {
-            stdout.push_str(&format!("  {label}{i}: {name} ({mib} MiB, {} MiB free)\n", mib.saturating_sub(mib / 64)));
-            listed += 1;
-        }
+    let backends = loaded_backends(host, dir, entries, read);
+    let listed = devices(host, &backends, &mut stderr);
+    for d in &listed {
+        let free = d.mib.saturating_sub(d.mib / 64);
+        stdout.push_str(&format!("  {}: {} ({} MiB, {free} MiB free)\n", d.name, d.description, d.mib));
     }
-    if listed == 0 {
+    if listed.is_empty() {
         stdout.push_str("  (none)\n");
     }
     Output { code: Some(0), stdout, stderr }
-}
-
-/// The GPUs a CUDA backend can compute on; why each other cannot goes to `log`.
-fn cuda_devices(
-    host: &Host,
-    toolkit: &str,
-    sass: &[String],
-    ptx: &[String],
-    compressed: bool,
-    log: &mut String,
-) -> Vec<(String, u64)> {
-    let Some(nv) = &host.nvidia else {
-        log.push_str("ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected\n");
-        return vec![];
-    };
-    let (sass, exact) = python::split_sass(sass);
-    let ptx: Vec<ComputeCapability> = ptx.iter().filter_map(|s| ComputeCapability::parse(s).ok()).collect();
-    let kernels = CudaKernels { toolkit, sass: &sass, sass_exact: &exact, ptx: &ptx, compressed };
-    let mut out = Vec::new();
-    for (i, g) in nv.gpus.iter().enumerate() {
-        match kernels.refusal(g.compute_capability, &nv.driver) {
-            None => out.push((g.name.clone(), g.memory_mib)),
-            Some(why) => log.push_str(&format!("ggml_cuda_init: device {i} ({}): {why}\n", g.name)),
-        }
-    }
-    out
-}
-
-/// The GPUs the Vulkan backend sees: every NVIDIA GPU, where the driver's
-/// Vulkan ICD is installed.
-fn vulkan_devices(host: &Host, log: &mut String) -> Vec<(String, u64)> {
-    match &host.nvidia {
-        Some(nv) if nv.vulkan_icd => nv.gpus.iter().map(|g| (g.name.clone(), g.memory_mib)).collect(),
-        _ => {
-            log.push_str("ggml_vulkan: No devices found.\n");
-            vec![]
-        }
-    }
 }

@@ -116,6 +116,7 @@ mod tests {
             lists_devices: true,
             backend: None,
             emulates: None,
+            ..ElfStub::default()
         };
         Asset {
             name: "t.tar.gz".into(),

@@ -41,8 +41,11 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("github-rate-limit-exhausted", include_str!("../../../mocks/scenarios/github-rate-limit-exhausted.json")),
     ("llama-cuda-without-ptx", include_str!("../../../mocks/scenarios/llama-cuda-without-ptx.json")),
     ("llama-latest-partial-release", include_str!("../../../mocks/scenarios/llama-latest-partial-release.json")),
+    ("machine-compute-hangs", include_str!("../../../mocks/scenarios/machine-compute-hangs.json")),
     ("machine-crash-before-rename", include_str!("../../../mocks/scenarios/machine-crash-before-rename.json")),
     ("machine-disk-fills-up", include_str!("../../../mocks/scenarios/machine-disk-fills-up.json")),
+    ("machine-gpu-lost-after-listing", include_str!("../../../mocks/scenarios/machine-gpu-lost-after-listing.json")),
+    ("machine-model-truncated", include_str!("../../../mocks/scenarios/machine-model-truncated.json")),
     ("machine-package-manager-fails", include_str!("../../../mocks/scenarios/machine-package-manager-fails.json")),
 ];
 

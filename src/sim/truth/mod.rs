@@ -130,6 +130,39 @@ pub struct MachineFaults {
     /// timeout is reached in a moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_timeout_secs: Option<u64>,
+    /// The compute check's program (`llama-bench`) goes wrong whatever it
+    /// is asked: it hangs until its time limit kills it, or prints nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_program: Option<ProgramFault>,
+    /// The GPU of this index (in the host description's order, from 0)
+    /// falls off the bus right after the first device listing: listed,
+    /// then gone when the build computes on it. Once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_lost_after_listing: Option<usize>,
+    /// Every model file (`.gguf`) the installer writes reaches the disk
+    /// damaged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_damaged: Option<ModelDamage>,
+}
+
+/// How a program goes wrong, whatever it is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramFault {
+    /// It never ends: the time limit kills it, having printed nothing.
+    Hangs,
+    /// It exits 0 having printed nothing at all.
+    PrintsNothing,
+}
+
+/// How a model file is damaged on its way to the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelDamage {
+    /// Only its first half is written.
+    Truncated,
+    /// Its magic `GGUF` reads `GGUX`.
+    CorruptedMagic,
 }
 
 /// One GitHub release of one engine version.

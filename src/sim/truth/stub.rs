@@ -4,8 +4,9 @@
 //! The fake release server writes every ELF file of a build's truth as an
 //! [`ElfStub`]: the ELF magic, a marker line, then one line of JSON. The
 //! simulated machine reads it back from the unpacked tree to answer `ldd`,
-//! the version command and `--list-devices` for that very file, so what is
-//! checked is what was downloaded, unpacked and is still on disk.
+//! the version command, `--list-devices` and `llama-bench` for that very
+//! file, so what is checked is what was downloaded, unpacked and is still
+//! on disk.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,11 @@ pub struct ElfStub {
     /// Whether the program answers `--list-devices` as `llama-server` does.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lists_devices: bool,
+    /// Whether the program runs a model as `llama-bench` does (`-m FILE
+    /// -dev DEVICE … -o jsonl`): loads it with the backends beside it and
+    /// computes on the device, the GPU deciding as the real one would.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bench: bool,
     /// The ggml backend this library is, when it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<Backend>,
