@@ -32,6 +32,10 @@ pub struct Args {
     format: Format,
 }
 
+/// Said under the count: the list is the recipe's, not the publisher's.
+const DERIVED: &str = "  (derived from the recipe's rules, not checked against the publisher: \
+                       whether the release exists and has these assets, `bundle create` asks it)\n";
+
 /// Runs `builds`; exit 2 for an engine no bundle carries.
 pub fn run(args: Args) -> Result<i32, Failure> {
     let engine = Engine::parse(&args.engine).map_err(|e| Failure::BadInput(format!("--engine: {e}")))?;
@@ -39,7 +43,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let text = match args.format {
         Format::Json => {
             let doc = serde_json::json!({
-                "engine": engine, "version": args.version, "arch": args.arch, "builds": list,
+                "engine": engine, "version": args.version, "arch": args.arch,
+                "checked_against_release": false, "builds": list,
             });
             serde_json::to_string_pretty(&doc).expect("builds serialize") + "\n"
         }
@@ -51,6 +56,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
                 list.len(),
                 if list.len() == 1 { "" } else { "s" }
             );
+            out.push_str(DERIVED);
             let width = list.iter().map(|b| b.variant.len()).max().unwrap_or(0);
             for b in &list {
                 let _ = writeln!(out, "  {:<width$}  {}", b.variant, b.assets.join(", "));

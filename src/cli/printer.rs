@@ -132,8 +132,14 @@ pub fn plans_text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> Strin
                         let _ = writeln!(out, "    - {}: {}", e.variant, e.reason);
                     }
                 }
-                for n in &plan.notes {
-                    let _ = writeln!(out, "  note: {n}");
+                // The plan's notes, then each candidate's own (a version
+                // substituted for the one asked), each once: what simulate says.
+                let mut said: Vec<&str> = Vec::new();
+                for n in plan.notes.iter().chain(plan.candidates.iter().filter_map(|b| b.note.as_ref())) {
+                    if !said.contains(&n.as_str()) {
+                        said.push(n);
+                        let _ = writeln!(out, "  note: {n}");
+                    }
                 }
             }
             Err(Refusal::NotHere { reason }) => {

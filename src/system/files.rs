@@ -45,14 +45,27 @@ pub fn scratch_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     };
     remove_left_by_the_dead(&parent, prefix);
     SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((parent.clone(), tagged.clone()));
-    let dir = tempfile::Builder::new().prefix(&tagged).tempdir_in(&parent)?;
-    // Made as the process is being stopped: gone at once, before the sweep could miss it.
-    if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
-        drop(dir);
-        return Err(std::io::Error::other("the process is stopping"));
-    }
-    Ok(dir)
+    // Counted while it is made, so that the sweep waits for it: a directory
+    // made as the process is being stopped is gone before the process ends.
+    MAKING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let made = if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+        Err(std::io::Error::other("the process is stopping"))
+    } else {
+        tempfile::Builder::new().prefix(&tagged).tempdir_in(&parent).and_then(|dir| {
+            if STOPPING.load(std::sync::atomic::Ordering::SeqCst) {
+                drop(dir);
+                Err(std::io::Error::other("the process is stopping"))
+            } else {
+                Ok(dir)
+            }
+        })
+    };
+    MAKING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    made
 }
+
+/// Scratch directories being made at this moment.
+static MAKING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Whether a directory takes a new entry (tmpfs mounted read-only, or not ours).
 fn writable(dir: &Path) -> bool {
@@ -71,6 +84,13 @@ static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// dropped, which a signal does not do.
 pub fn remove_scratch() {
     STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    // Those being made finish (and remove themselves) first; at most 2 s.
+    for _ in 0..200 {
+        if MAKING.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let places = SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     for (parent, tagged) in places {
         // The simulations still running write into their scratch while it is

@@ -351,3 +351,16 @@ fn provision_against_the_fake_server_without_real_programs_says_why_it_cannot() 
     assert!(said.contains("runs only in `llmgw simulate`"), "{said}");
     assert!(!engines.path().join("e/uv/0.13.9-x86_64").exists(), "nothing of it committed");
 }
+
+#[test]
+fn plan_says_the_version_substituted_as_simulate_does() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let note = "note: vLLM 0.19.1, the newest built for compute capability 7.0, instead of 0.20.1";
+    let plan = llmgw_in(nowhere.path(), &["plan", "--host", "v100", "--want", "vllm@0.20.1"]);
+    let simulate = llmgw_in(nowhere.path(), &["simulate", "--host", "v100", "--want", "vllm@0.20.1"]);
+    assert!(text(&plan.stdout).contains(note), "{}", text(&plan.stdout));
+    assert!(text(&simulate.stdout).contains(note), "{}", text(&simulate.stdout));
+    let json = llmgw_in(nowhere.path(), &["plan", "--host", "v100", "--want", "vllm@0.20.1", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["plans"][0]["candidates"][0]["note"], note.trim_start_matches("note: "));
+}

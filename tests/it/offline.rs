@@ -84,6 +84,8 @@ fn builds_lists_every_build_with_its_assets_and_refuses_python_engines() {
     assert_eq!(
         out,
         "llama.cpp b11459 for arm64: 3 builds\n\
+         \x20 (derived from the recipe's rules, not checked against the publisher: whether the release exists and \
+         has these assets, `bundle create` asks it)\n\
          \x20 cpu        llama-b11459-bin-ubuntu-arm64.tar.gz\n\
          \x20 cuda-13.4  llama-b11459-bin-ubuntu-cuda-13.4-arm64.tar.gz, cudart-llama-b11459-bin-ubuntu-cuda-13.4-arm64.tar.gz\n\
          \x20 vulkan     llama-b11459-bin-ubuntu-vulkan-arm64.tar.gz\n"
@@ -94,6 +96,7 @@ fn builds_lists_every_build_with_its_assets_and_refuses_python_engines() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let variants: Vec<&str> = v["builds"].as_array().unwrap().iter().map(|b| b["variant"].as_str().unwrap()).collect();
     assert_eq!(variants, ["cpu", "cuda-13.4", "cuda-12.8", "vulkan"]);
+    assert_eq!(v["checked_against_release"], false, "a list from the recipe's rules says so");
     assert_eq!(v["builds"][1]["assets"].as_array().unwrap().len(), 2, "the build and its CUDA runtime");
     let (code, _, err) = run(&["builds", "--engine", "ollama", "--version", "0.1.0", "--arch", "amd64"]);
     assert_eq!(code, 2);
