@@ -26,6 +26,7 @@ mod plan;
 mod printer;
 mod progress;
 mod provision;
+mod schema;
 mod settings;
 mod signals;
 mod simulate;
@@ -94,6 +95,8 @@ pub enum Command {
     Bundle(bundle::Args),
     /// List the embedded hosts, scenarios or default wants: the names --host, --scenario and matrix take.
     List(list::Args),
+    /// Print the JSON Schema of a host description or a wants file, for editors.
+    Schema(schema::Args),
     /// Read what a build really is from its ELF files and CUDA fatbins: libraries, glibc floors, GPU kernels, the driver it needs.
     Inspect(inspect::Args),
     /// sha256 of a file with llmgw's hasher, printed as sha256sum does (for ci/bench-vs-shell.sh).
@@ -123,6 +126,7 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::Builds(a) => builds::run(a),
         Command::Bundle(a) => bundle::run(a),
         Command::List(a) => list::run(a),
+        Command::Schema(a) => schema::run(a),
         Command::Inspect(a) => inspect::run(a),
         Command::BenchSha256(a) => bench::sha256(a),
         Command::BenchUnpack(a) => bench::unpack(a),

@@ -34,7 +34,7 @@ pub use versions::{ComputeCapability, DottedVersion, DriverVersion};
 ///  "disk_free_gb": 200,
 ///  "packages": {"installed": ["libgomp1"], "installable": true}}
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
     /// What the machine is, in a few words; shown in every report.
@@ -55,7 +55,7 @@ pub struct Host {
 }
 
 /// Processor architecture, in Go/Debian names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Arch {
     /// x86-64.
@@ -101,7 +101,7 @@ impl fmt::Display for Arch {
 }
 
 /// The operating system.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Os {
     /// `ID` of `/etc/os-release`: `ubuntu`, `debian`, `rhel`, `amzn`, `alpine`.
@@ -122,7 +122,7 @@ pub struct Os {
 }
 
 /// How the distribution packages software.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PackageFamily {
     /// dpkg and apt-get (Debian, Ubuntu).
@@ -148,7 +148,7 @@ impl PackageFamily {
 }
 
 /// The C library a system is built on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Libc {
     /// GNU C library.
@@ -158,7 +158,7 @@ pub enum Libc {
 }
 
 /// The processor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cpu {
     /// Model name, as `/proc/cpuinfo` says it.
@@ -168,13 +168,14 @@ pub struct Cpu {
 }
 
 /// The NVIDIA side of a machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Nvidia {
     /// Kernel driver version: `535.183.01`.
     pub driver: DriverVersion,
     /// Whether the driver's Vulkan ICD is installed (false in many containers).
     #[serde(default = "yes", deserialize_with = "true_unless_false")]
+    #[schemars(with = "Option<bool>")]
     pub vulkan_icd: bool,
     /// The GPUs, at least one.
     pub gpus: Vec<Gpu>,
@@ -190,7 +191,7 @@ fn true_unless_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> 
 }
 
 /// One NVIDIA GPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     /// Product name, as NVML says it: `Tesla V100-SXM2-16GB`.
@@ -202,7 +203,7 @@ pub struct Gpu {
 }
 
 /// Operating system packages.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Packages {
     /// Package names present, in the family's own names (`libgomp1`, `libgomp`).
@@ -231,6 +232,35 @@ pub enum HostError {
         /// What is wrong there.
         message: String,
     },
+}
+
+/// The JSON Schema (draft 2020-12) of a host description, generated from
+/// [`Host`] itself (`llmgw schema host`): for editors, which check a file as
+/// it is typed. The parser is stricter in one way the schema cannot say: a
+/// machine with `nvidia` has at least one GPU and a glibc system its
+/// `glibc` (`Host::from_json`).
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(Host).to_value();
+    schema["$id"] = "https://github.com/llmgw/llmgw/schema/host.json".into();
+    // What `Host::validate` checks beyond the types, said in the schema's terms.
+    let not_blank = serde_json::json!("\\S");
+    schema["properties"]["name"]["pattern"] = not_blank.clone();
+    let defs = &mut schema["$defs"];
+    defs["Gpu"]["properties"]["name"]["pattern"] = not_blank;
+    defs["Nvidia"]["properties"]["gpus"]["minItems"] = 1.into();
+    let version = |pattern: &str| serde_json::json!([{"type": "string", "pattern": pattern}, {"type": "null"}]);
+    defs["Os"]["properties"]["glibc"]["anyOf"] = version("^\\s*2\\.[0-9]+\\s*$");
+    defs["Os"]["properties"]["glibcxx"]["anyOf"] = version("^\\s*3\\.4\\.[0-9]+\\s*$");
+    defs["Os"]["if"] = serde_json::json!({"properties": {"libc": {"const": "glibc"}}});
+    defs["Os"]["then"] = serde_json::json!({"required": ["glibc"], "properties": {"glibc": {"type": "string"}}});
+    defs["Os"]["else"] = serde_json::json!({"properties": {"glibc": {"type": "null"}}});
+    // A set: the parser takes a name given twice as once.
+    for (def, field) in [("Cpu", "flags"), ("Packages", "installed")] {
+        if let Some(p) = defs[def]["properties"][field].as_object_mut() {
+            p.remove("uniqueItems");
+        }
+    }
+    schema
 }
 
 impl Host {

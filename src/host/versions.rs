@@ -167,3 +167,51 @@ fn dotted(s: &str) -> Option<Vec<u32>> {
     // Digits only: `parse` would take "+535".
     s.split('.').map(|p| p.bytes().all(|c| c.is_ascii_digit()).then(|| p.parse::<u32>().ok()).flatten()).collect()
 }
+
+/// A string schema with `pattern`, described by `description`.
+fn string_schema(description: &str, pattern: &str, examples: &[&str]) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": pattern,
+        "description": description,
+        "examples": examples,
+    })
+}
+
+impl schemars::JsonSchema for ComputeCapability {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ComputeCapability".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Compute capability MAJOR.MINOR: \"8.6\", or the number 8.6",
+            "anyOf": [
+                {"type": "string", "pattern": "^[0-9]{1,3}\\.[0-9]{1,3}$"},
+                {"type": "number", "not": {"type": "integer"}}
+            ],
+            "examples": ["7.0", "8.6", "12.1"]
+        })
+    }
+}
+
+impl schemars::JsonSchema for DriverVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DriverVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        string_schema(
+            "NVIDIA kernel driver version: dotted numbers, MAJOR.MINOR.PATCH",
+            "^\\s*[0-9]+(\\.[0-9]+)*\\s*$",
+            &["535.183.01", "580.95.05"],
+        )
+    }
+}
+
+impl schemars::JsonSchema for DottedVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DottedVersion".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        string_schema("A version of dotted numbers", "^\\s*[0-9]+(\\.[0-9]+)*\\s*$", &["2.35", "3.4.30"])
+    }
+}

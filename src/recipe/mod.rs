@@ -33,6 +33,7 @@ pub use llama_cpp::build_in_version_line;
 pub use python::{PYTHON, UV_VERSION};
 pub use want::{
     Engine, LATEST, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
+    wants_json_schema,
 };
 
 /// One published build, chosen for one machine.

@@ -121,6 +121,18 @@ impl Serialize for Engine {
     }
 }
 
+impl schemars::JsonSchema for Engine {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Engine".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The engine",
+            "enum": ["llama.cpp", "vllm", "sglang", "uv"]
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Engine {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Engine::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
@@ -128,7 +140,7 @@ impl<'de> Deserialize<'de> for Engine {
 }
 
 /// One engine at one version, optionally one variant, that a node is asked to have.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Want {
     /// The engine.
@@ -331,11 +343,20 @@ pub fn compare_versions(a: &str, b: &str) -> Ordering {
 }
 
 /// A wants file: `{"wants": [{"engine": "llama.cpp", "version": "b10850"}, …]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WantsFile {
     /// The wants, in the order they are converged.
     pub wants: Vec<Want>,
+}
+
+/// The JSON Schema (draft 2020-12) of a wants file, generated from
+/// [`WantsFile`] itself (`llmgw schema wants`). Versions and variants are
+/// checked against each engine by the parser alone (`WantsFile::from_json`).
+pub fn wants_json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(WantsFile).to_value();
+    schema["$id"] = "https://github.com/llmgw/llmgw/schema/wants.json".into();
+    schema
 }
 
 impl WantsFile {

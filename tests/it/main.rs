@@ -25,6 +25,7 @@ mod real;
 mod real_uv;
 mod reliability;
 mod rerun;
+mod schema;
 
 use std::path::PathBuf;
 

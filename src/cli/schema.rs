@@ -1,0 +1,42 @@
+//! `llmgw schema host|wants`: the JSON Schema of the files a person writes
+//! by hand, generated from the types the parser reads them into.
+
+use llmgw::report::EXIT_OK;
+
+use super::input::Failure;
+use super::output;
+
+/// Arguments of `schema`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    llmgw schema host > host.schema.json\n  \
+    llmgw schema wants > wants.schema.json\n\n\
+    Point an editor at it: in VS Code, \"json.schemas\": [{\"fileMatch\": [\"matrix/hosts/*.json\"],\n\
+    \"url\": \"./host.schema.json\"}]; or put \"$schema\": \"./host.schema.json\" in a file you\n\
+    only edit (llmgw refuses fields it does not know, that one included).\n\n\
+    The parser checks a little more than the schema can say: versions and variants\n\
+    against each engine, and that a glibc system gives its glibc.")]
+pub struct Args {
+    /// Which file: host (a host description, matrix/hosts/*.json) or wants (matrix/wants.json).
+    #[arg(value_enum)]
+    what: What,
+}
+
+/// The files with a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum What {
+    /// A host description.
+    Host,
+    /// A wants file.
+    Wants,
+}
+
+/// Runs `schema`: the schema as pretty JSON on stdout.
+pub fn run(args: Args) -> Result<i32, Failure> {
+    let schema = match args.what {
+        What::Host => llmgw::host::json_schema(),
+        What::Wants => llmgw::recipe::wants_json_schema(),
+    };
+    output::emit(&(serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"))?;
+    Ok(EXIT_OK)
+}

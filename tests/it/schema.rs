@@ -1,0 +1,97 @@
+//! `llmgw schema host|wants`: the JSON Schema editors check files with, and
+//! the strict parser, agree: every host file of the checkout and the default
+//! wants validate; a set of wrong files is refused by both.
+
+use boon::{Compiler, Schemas};
+
+/// The schema `llmgw schema WHAT` prints, compiled.
+fn compiled(what: &str) -> (Schemas, boon::SchemaIndex) {
+    let out = assert_cmd::Command::cargo_bin("llmgw").unwrap().args(["schema", what]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    let mut schemas = Schemas::new();
+    let mut compiler = Compiler::new();
+    compiler.add_resource("schema.json", schema).unwrap();
+    let index = compiler.compile("schema.json", &mut schemas).unwrap();
+    (schemas, index)
+}
+
+fn valid(s: &(Schemas, boon::SchemaIndex), text: &str) -> bool {
+    let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+    s.0.validate(&doc, s.1).is_ok()
+}
+
+#[test]
+fn every_host_file_of_the_checkout_validates_against_the_host_schema() {
+    let schema = compiled("host");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        if let Err(e) = schema.0.validate(&doc, schema.1) {
+            panic!("{}: {e}", path.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 69, "{n} host files");
+    let wants = compiled("wants");
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/wants.json"));
+    assert!(valid(&wants, &text.unwrap()), "matrix/wants.json");
+}
+
+/// The V100 host of the README with one change.
+fn v100_with(change: impl Fn(&mut serde_json::Value)) -> String {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(super::host_path("v100.json")).unwrap()).unwrap();
+    change(&mut doc);
+    doc.to_string()
+}
+
+#[rstest::rstest]
+#[case::as_is(|_: &mut serde_json::Value| {}, true)]
+#[case::unknown_field(|d: &mut serde_json::Value| d["colour"] = "red".into(), false)]
+#[case::unknown_field_deep(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["vendor"] = "nv".into(), false)]
+#[case::missing_arch(|d: &mut serde_json::Value| { d.as_object_mut().unwrap().remove("arch"); }, false)]
+#[case::unknown_arch(|d: &mut serde_json::Value| d["arch"] = "x86".into(), false)]
+#[case::blank_name(|d: &mut serde_json::Value| d["name"] = "  ".into(), false)]
+#[case::no_gpus(|d: &mut serde_json::Value| d["nvidia"]["gpus"] = serde_json::json!([]), false)]
+#[case::no_nvidia(|d: &mut serde_json::Value| d["nvidia"] = serde_json::Value::Null, true)]
+#[case::nvidia_absent(|d: &mut serde_json::Value| { d.as_object_mut().unwrap().remove("nvidia"); }, true)]
+#[case::cc_as_number(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["compute_capability"] = serde_json::json!(8.6), true)]
+#[case::cc_as_integer(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["compute_capability"] = serde_json::json!(8), false)]
+#[case::cc_words(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["compute_capability"] = "Volta".into(), false)]
+#[case::driver_words(|d: &mut serde_json::Value| d["nvidia"]["driver"] = "latest".into(), false)]
+#[case::glibc_not_2(|d: &mut serde_json::Value| d["os"]["glibc"] = "3.1".into(), false)]
+#[case::glibc_missing(|d: &mut serde_json::Value| d["os"]["glibc"] = serde_json::Value::Null, false)]
+#[case::musl_with_glibc(|d: &mut serde_json::Value| d["os"]["libc"] = "musl".into(), false)]
+#[case::musl_without_glibc(|d: &mut serde_json::Value| { d["os"]["libc"] = "musl".into(); d["os"]["glibc"] = serde_json::Value::Null; }, true)]
+#[case::glibcxx_form(|d: &mut serde_json::Value| d["os"]["glibcxx"] = "3.5.1".into(), false)]
+#[case::disk_negative(|d: &mut serde_json::Value| d["disk_free_gb"] = serde_json::json!(-1), false)]
+#[case::disk_as_text(|d: &mut serde_json::Value| d["disk_free_gb"] = "200".into(), false)]
+#[case::vulkan_icd_null(|d: &mut serde_json::Value| d["nvidia"]["vulkan_icd"] = serde_json::Value::Null, true)]
+#[case::package_family(|d: &mut serde_json::Value| d["os"]["package_family"] = "pacman".into(), false)]
+fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Value), #[case] accepted: bool) {
+    let schema = compiled("host");
+    let text = v100_with(change);
+    let parsed = llmgw::host::Host::from_json(&text);
+    assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
+    assert_eq!(valid(&schema, &text), accepted, "the schema on {text}");
+}
+
+#[rstest::rstest]
+#[case::plain(r#"{"wants": [{"engine": "llama.cpp", "version": "b10850"}]}"#, true)]
+#[case::variant(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "variant": "x86_64"}]}"#, true)]
+#[case::unknown_engine(r#"{"wants": [{"engine": "ollama", "version": "0.1.0"}]}"#, false)]
+#[case::unknown_field(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "pin": true}]}"#, false)]
+#[case::no_version(r#"{"wants": [{"engine": "uv"}]}"#, false)]
+#[case::not_a_list(r#"{"wants": {"engine": "uv", "version": "0.13.9"}}"#, false)]
+#[case::top_level_field(r#"{"wants": [], "extra": 1}"#, false)]
+fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: bool) {
+    let schema = compiled("wants");
+    let parsed = llmgw::recipe::WantsFile::from_json(text);
+    assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
+    assert_eq!(valid(&schema, text), accepted, "the schema on {text}");
+}
