@@ -13,6 +13,13 @@ use crate::recipe::{self, Build, Engine, Plan, Published, Refusal, Source, Want}
 use crate::release::{Origin, ReleaseError, ReleaseSource};
 use crate::system::System;
 
+/// The directories of a Python environment's `site-packages` whose
+/// extension modules its import check loads, read before it runs: vLLM's
+/// `_C.abi3.so`, SGLang's kernels (`sgl_kernel/common_ops.abi3.so`), and
+/// torch's CUDA libraries (`torch/lib/libtorch_cuda.so`). Sources: the
+/// wheels' file lists (`mocks/pypi/pypi.json`).
+pub const PYTHON_EXTENSIONS: &[&str] = &["vllm", "sgl_kernel", "torch/lib"];
+
 /// One pass of the installer over a machine.
 pub struct Installer<'a> {
     sys: &'a mut dyn System,
@@ -412,6 +419,44 @@ impl<'a> Installer<'a> {
         }
     }
 
+    /// Why the build's own files say it cannot run here, read before any of
+    /// them runs (`facts::refusal`): every file of an archive build; of a
+    /// Python environment, the extension modules its import loads
+    /// ([`PYTHON_EXTENSIONS`], under `site-packages`, named from there). A
+    /// tree that cannot be read is said in the log and left to the checks.
+    ///
+    /// # Errors
+    /// Listing the environment's directories fails.
+    fn inspected(&mut self, build: &Build, tree: &Path) -> Result<Option<String>, BuildFailure> {
+        let roots: Vec<(PathBuf, String)> = match &build.source {
+            Source::Archives { .. } => vec![(tree.to_path_buf(), String::new())],
+            Source::Python(env) => {
+                let site = format!("lib/python{}/site-packages", env.python);
+                let mut present = Vec::new();
+                for dir in PYTHON_EXTENSIONS {
+                    let root = tree.join(&site).join(dir);
+                    if self.sys.list_dir(&root)?.is_some() {
+                        present.push((root, format!("{site}/{dir}/")));
+                    }
+                }
+                present
+            }
+        };
+        let mut files = Vec::new();
+        for (root, prefix) in roots {
+            match self.sys.build_facts(&root) {
+                Ok(found) => files.extend(found.into_iter().map(|mut f| {
+                    f.path = format!("{prefix}{}", f.path);
+                    f
+                })),
+                Err(e) => {
+                    tracing::warn!("could not read the build's files before running them ({e}); its checks decide");
+                }
+            }
+        }
+        Ok(crate::facts::refusal(&files, self.host))
+    }
+
     /// The checks that an installed build runs here: `ldd` (of the binary,
     /// or of a Python environment's interpreter), version, GPU and compute
     /// (its model written in the build's staging); what proved it.
@@ -526,17 +571,8 @@ impl<'a> Installer<'a> {
 
         // What the unpacked files need, read before anything of them runs:
         // the same rule the simulated loader and GPU follow.
-        if matches!(build.source, Source::Archives { .. }) {
-            match self.sys.build_facts(&tree) {
-                Ok(files) => {
-                    if let Some(why) = crate::facts::refusal(&files, self.host) {
-                        return Err(BuildFailure::Inspected(why));
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!("could not read the build's files before running them ({e}); its checks decide")
-                }
-            }
+        if let Some(why) = self.inspected(build, &tree)? {
+            return Err(BuildFailure::Inspected(why));
         }
         let binary = checks::find_binary(self.sys, &tree, &build.binary)?
             .ok_or_else(|| BuildFailure::NoBinary(build.binary.clone()))?;
