@@ -1023,7 +1023,19 @@ fn a_bundle_carries_llmgw_itself_into_the_mirror_checked_by_the_same_manifest() 
     tar::Archive::new(std::fs::File::open(&bundle).unwrap()).unpack(&dir).unwrap();
     let manifest = manifest_of(&dir);
     assert_eq!(manifest.llmgw.len(), 6);
-    assert_eq!(manifest.llmgw[0].path(), format!("llmgw/0.1.0/llmgw-0.1.0-aarch64-unknown-linux-gnu.tar.gz"));
+    // Sorted by version, arch (amd64 before arm64), target and asset.
+    let paths: Vec<String> = manifest.llmgw.iter().map(|e| e.path()).collect();
+    assert_eq!(
+        paths,
+        [
+            format!("llmgw/0.1.0/llmgw-0.1.0-{GNU}.tar.gz"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{GNU}.tar.gz.sha256"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz.sha256"),
+            "llmgw/0.1.0/llmgw-0.1.0-aarch64-unknown-linux-gnu.tar.gz".to_string(),
+            "llmgw/0.1.0/llmgw-0.1.0-aarch64-unknown-linux-gnu.tar.gz.sha256".to_string(),
+        ]
+    );
     assert!(manifest.llmgw.iter().all(|e| e.target != "powerpc64le-unknown-linux-gnu"));
     let plain = t.path().join("plain");
     create(&publisher, &["uv@0.12.20"], &["amd64"], &plain);
