@@ -6,7 +6,10 @@
 # builds and links it. A new `-sys` crate that needs a C library at link time
 # fails here until README says how the static build gets it.
 #
-# Usage: ci/release-deps.sh      exit 0 checked; 1 a crate README does not name
+# And the static (musl) trees carry no nvml-wrapper: a static binary cannot
+# dlopen libnvidia-ml.so.1, and lists GPUs with nvidia-smi instead.
+#
+# Usage: ci/release-deps.sh      exit 0 checked; 1 a crate README does not name, or NVML in a musl tree
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +30,16 @@ for t in $targets; do
       missing=1
     fi
   done
+  # A static binary cannot dlopen: NVML's wrapper is for the glibc builds only.
+  case "$t" in
+    *-musl)
+      if cargo tree --locked --quiet --target "$t" -e normal --prefix none --format '{p}' | grep -q '^nvml-wrapper '; then
+        echo "release-deps: nvml-wrapper is a dependency for $t, a static build that cannot dlopen" \
+          "libnvidia-ml.so.1: keep it under [target.'cfg(not(target_env = \"musl\"))'.dependencies]" >&2
+        missing=1
+      fi
+      ;;
+  esac
   echo "release-deps: $t resolves; -sys crates: ${sys//$'\n'/ }"
 done
 exit $missing
