@@ -135,7 +135,7 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
     let own = match &args.llmgw_dir {
         Some(dir) => match installer::find(dir, &args.arches) {
             Ok(found) => found,
-            Err(e) => return failure(e),
+            Err(refused) => return failure(BundleError::Refused(refused)),
         },
         None => vec![],
     };

@@ -19,8 +19,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::bundle::BundleError;
-use super::manifest::LlmgwEntry;
+use serde::{Deserialize, Serialize};
+
 use crate::host::Arch;
 use crate::recipe::is_sha256_hex;
 
@@ -58,6 +58,34 @@ pub fn check_version(version: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(format!("`{version}` is not a version of llmgw (such as 0.1.0)")) }
 }
 
+/// One file of llmgw's own release for one target: the archive
+/// `llmgw-<version>-<target>.tar.gz` or its `.sha256` beside it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmgwEntry {
+    /// llmgw's version: `0.1.0`.
+    pub version: String,
+    /// The architecture the binary is for: `amd64`.
+    pub arch: Arch,
+    /// The Rust target it was built for: `x86_64-unknown-linux-gnu`.
+    pub target: String,
+    /// The file's name.
+    pub asset: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// sha256 of the file, lowercase hex; checked against the `.sha256`
+    /// beside the archive when the bundle was made.
+    pub sha256: String,
+}
+
+impl LlmgwEntry {
+    /// Where the file lies in a bundle and in a mirror:
+    /// `llmgw/0.1.0/llmgw-0.1.0-x86_64-unknown-linux-gnu.tar.gz`.
+    pub fn path(&self) -> String {
+        format!("{}/{}/{}", MIRROR_DIR, self.version, self.asset)
+    }
+}
+
 /// One file of a release found in a directory, with its manifest entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
@@ -72,14 +100,14 @@ pub struct Found {
 /// `.sha256`, sorted as the manifest is.
 ///
 /// # Errors
-/// [`BundleError::Refused`] naming `--llmgw-dir` and the file: the directory
+/// The refusal, one sentence (the command's exit 2), naming `--llmgw-dir` and the file: the directory
 /// cannot be listed; it holds archives of more than one version; an
 /// architecture has none (or llmgw is not released for it); an archive has
 /// no `.sha256` beside it, or one that is not `sha256sum`'s line for it, or
 /// its bytes do not match; an archive that is not a gzip tar holding
 /// `llmgw-<version>-<target>/llmgw`.
-pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, BundleError> {
-    let refuse = |what: String| BundleError::Refused(format!("--llmgw-dir `{}`: {what}", dir.display()));
+pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
+    let refuse = |what: String| format!("--llmgw-dir `{}`: {what}", dir.display());
     let listing = fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?;
     let mut names = BTreeSet::new();
     for entry in listing {

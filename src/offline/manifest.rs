@@ -33,33 +33,7 @@ pub struct Manifest {
     pub llmgw: Vec<LlmgwEntry>,
 }
 
-/// One file of llmgw's own release for one target: the archive
-/// `llmgw-<version>-<target>.tar.gz` or its `.sha256` beside it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LlmgwEntry {
-    /// llmgw's version: `0.1.0`.
-    pub version: String,
-    /// The architecture the binary is for: `amd64`.
-    pub arch: Arch,
-    /// The Rust target it was built for: `x86_64-unknown-linux-gnu`.
-    pub target: String,
-    /// The file's name.
-    pub asset: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// sha256 of the file, lowercase hex; checked against the `.sha256`
-    /// beside the archive when the bundle was made.
-    pub sha256: String,
-}
-
-impl LlmgwEntry {
-    /// Where the file lies in a bundle and in a mirror:
-    /// `llmgw/0.1.0/llmgw-0.1.0-x86_64-unknown-linux-gnu.tar.gz`.
-    pub fn path(&self) -> String {
-        format!("{}/{}/{}", super::installer::MIRROR_DIR, self.version, self.asset)
-    }
-}
+pub use super::installer::LlmgwEntry;
 
 /// One asset of a bundle, for one build on one architecture.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
