@@ -16,9 +16,11 @@
 #
 # Targets: x86_64-unknown-linux-gnu and aarch64-unknown-linux-gnu for glibc 2.17
 # (NVML loaded with dlopen), x86_64-unknown-linux-musl and aarch64-unknown-linux-musl
-# (static; GPUs through nvidia-smi), powerpc64le-unknown-linux-gnu and
-# s390x-unknown-linux-gnu (glibc 2.17 too). The first four must build; the
-# last two are built where the toolchain allows it, and said when it does not.
+# (static; GPUs through nvidia-smi), powerpc64le-unknown-linux-gnu (zig's
+# glibc 2.19, the oldest it has for it; see zig_glibc) and
+# s390x-unknown-linux-gnu (glibc 2.17). The first four must build; the last
+# two are built where the toolchain allows it, and said when it does not
+# (powerpc64le does not link with zig 0.17.1: README.md, "Release builds").
 #
 # What it installs: cargo-zigbuild and ziglang (pinned) into a virtual environment
 # of its own; the Rust targets with rustup; qemu-user and Debian's cross C
@@ -35,7 +37,8 @@
 #     one says that NVML cannot be loaded by a static binary;
 #   - every archive made twice is the same bytes.
 # And, where Debian 11's glibc 2.31 can be had from the Debian mirror apt
-# already uses, the x86_64 gnu binary runs `simulate` in a chroot of it.
+# already uses, every gnu binary runs `simulate` on it: the x86_64 one in a
+# chroot of it, the foreign ones under qemu-<arch> -L it; output as above.
 #
 # Exit: 0 all built and checked; 1 a build or a check failed; 2 bad arguments.
 set -euo pipefail
@@ -93,6 +96,15 @@ qemu_of() {
     x86_64) echo "" ;; aarch64) echo qemu-aarch64 ;; powerpc64le) echo qemu-ppc64le ;; s390x) echo qemu-s390x ;;
   esac
 }
+# The glibc zig links a gnu target against: 2.17, but for powerpc64le, whose
+# port began with glibc 2.19 (zig has no older one for it: "unable to provide
+# libc for target powerpc64le-linux-gnu.2.17"), while its symbols are
+# versioned GLIBC_2.17 as aarch64's are; the floor check below reads what the
+# binary really needs. zig's headers for it default to IEEE 128-bit long
+# double, whose printf (__printfieee128) only glibc 2.32 has: the C code of
+# that target is compiled with -mabi=ibmlongdouble (CFLAGS_<target> below),
+# the long double glibc 2.17's ppc64le ABI has.
+zig_glibc() { case "$1" in powerpc64le-*) echo 2.19 ;; *) echo "$GLIBC_FLOOR" ;; esac; }
 # Debian's name of an architecture, for its cross libraries.
 deb_arch() {
   case "$(arch_of "$1")" in aarch64) echo arm64 ;; powerpc64le) echo ppc64el ;; s390x) echo s390x ;; esac
@@ -152,16 +164,19 @@ built=""
 declare -A why_not
 for t in $targets; do
   zig_target=$t
-  is_musl "$t" || zig_target=$t.$GLIBC_FLOOR
+  is_musl "$t" || zig_target=$t.$(zig_glibc "$t")
   bin=$repo/target/$t/release/llmgw
   if [ "$build" = 1 ]; then
     say "building $zig_target (cargo zigbuild --release, nice -n 19)"
     start=$(date +%s)
-    if PATH="$tools/bin:$PATH" nice -n 19 cargo zigbuild --release --locked --quiet \
+    if PATH="$tools/bin:$PATH" CFLAGS_powerpc64le_unknown_linux_gnu=-mabi=ibmlongdouble \
+      nice -n 19 cargo zigbuild --release --locked --quiet \
       --target "$zig_target" >"$work/build-$t.log" 2>&1; then
       say "built $t in $(($(date +%s) - start)) s"
     else
-      why_not[$t]=$(grep -m 1 -E '^error' "$work/build-$t.log" || tail -n 1 "$work/build-$t.log")
+      # The compiler's or linker's own words where there are some, else cargo's.
+      why_not[$t]=$(grep -m 1 -oE '(ld\.lld: error: .*|fatal error: .*|error: unable to provide libc.*)' "$work/build-$t.log" ||
+        grep -m 1 -E '^error' "$work/build-$t.log" || tail -n 1 "$work/build-$t.log")
       tail -n 30 "$work/build-$t.log" >&2
       case " $REQUIRED " in
         *" $t "*) fail "$t did not build: ${why_not[$t]}" ;;
@@ -260,46 +275,85 @@ for t in $built; do
 done
 
 # ---------------------------------------------------------------- older glibc
-# Debian 11's libc6 (glibc 2.31: Ubuntu 20.04's and Debian 11's) from the
-# Debian mirror apt already uses, unpacked with dpkg-deb into a chroot.
-old=""
-if [[ " $built " == *" x86_64-unknown-linux-gnu "* ]] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  root=$cache/glibc-2.31-root
-  if [ ! -x "$root/lib64/ld-linux-x86-64.so.2" ]; then
-    mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -n 1)
-    [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $0 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-    apt_dir=$work/apt
-    mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bullseye main" >"$apt_dir/sources.list"
-    apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::Archives=$apt_dir/archives"
-      -o Dir::State::status=/dev/null -o APT::Architecture=amd64 -o APT::Architectures=amd64)
-    if [ -n "$mirror" ] && apt-get "${apt_opts[@]}" update -qq >/dev/null 2>&1 &&
-      (cd "$apt_dir" && apt-get "${apt_opts[@]}" download libc6 libgcc-s1 >/dev/null 2>&1); then
-      rm -rf "$root" && mkdir -p "$root"
-      for deb in "$apt_dir"/*.deb; do dpkg-deb -x "$deb" "$root"; done
+# Debian 11's libc6 (glibc 2.31: Ubuntu 20.04's and Debian 11's), the oldest
+# the Debian mirror apt already uses still serves (older suites are only in
+# Debian's archive), for each gnu target's architecture, unpacked with
+# dpkg-deb -x into a root of its own: the x86_64 build runs `simulate` in a
+# chroot of it, the foreign ones under qemu-<arch> -L it (its loader and libc
+# found there first, as they are in a chroot).
+declare -A old
+deb_arch_of() { case "$(arch_of "$1")" in x86_64) echo amd64 ;; *) deb_arch "$1" ;; esac; }
+gnu_built=""
+for t in $built; do is_musl "$t" || gnu_built="$gnu_built $t"; done
+if [ -n "$gnu_built" ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null && [ "$(id -u)" = 0 ]; then
+  mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -n 1)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $0 !~ /security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  apt_dir=$work/apt
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+  arches=$(for t in $gnu_built; do deb_arch_of "$t"; done | paste -sd, -)
+  echo "deb [arch=$arches signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bullseye main" >"$apt_dir/sources.list"
+  apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::Archives=$apt_dir/archives"
+    -o Dir::State::status=/dev/null -o APT::Architecture=amd64 -o "APT::Architectures=$arches")
+  updated=""
+  for t in $gnu_built; do
+    da=$(deb_arch_of "$t")
+    root=$cache/glibc-2.31-$da
+    if [ ! -f "$root/.llmgw-complete" ]; then
+      if [ -z "$updated" ]; then
+        if [ -n "$mirror" ] && apt-get "${apt_opts[@]}" update -qq >/dev/null 2>&1; then updated=yes; else updated=no; fi
+      fi
+      rm -rf "$root" "$apt_dir"/*.deb
+      if [ "$updated" = yes ] && (cd "$apt_dir" && apt-get "${apt_opts[@]}" download "libc6:$da" >/dev/null 2>&1); then
+        mkdir -p "$root"
+        for deb in "$apt_dir"/*.deb; do dpkg-deb -x "$deb" "$root"; done
+        # qemu -L finds files under the root, but an absolute link in it
+        # (/lib64/ld64.so.2 -> /lib/…) would lead out of it: made to point in.
+        if [ -n "$(qemu_of "$t")" ]; then
+          find "$root" -type l -lname '/*' | while read -r link; do ln -sfn "$root$(readlink "$link")" "$link"; done
+        fi
+        touch "$root/.llmgw-complete"
+      fi
     fi
-  fi
-  if [ -x "$root/lib64/ld-linux-x86-64.so.2" ]; then
-    glibc_old=$(find "$root/lib/x86_64-linux-gnu" -name 'libc-*.so' -printf '%f\n' | sed 's/^libc-\(.*\)\.so$/\1/')
-    mkdir -p "$root/tmp"
-    cp "$repo/target/x86_64-unknown-linux-gnu/release/llmgw" "$root/llmgw"
-    cp "$host" "$root/v100.json"
+    libc=$( (find "$root" -name 'libc-*.so' -printf '%f\n' 2>/dev/null || true) | sed -n 's/^libc-\(.*\)\.so$/\1/p' | head -n 1)
+    if [ -z "$libc" ]; then
+      old[$t]="not run: the Debian mirror apt uses has no Debian 11 libc6:$da (apt-get download found none)"
+      continue
+    fi
+    bin=$repo/target/$t/release/llmgw
+    q=$(qemu_of "$t")
     set +e
-    chroot "$root" /llmgw simulate --host /v100.json --format json >"$work/old.json" 2>"$work/old.err"
-    code=$?
-    set -e
-    rm -f "$root/llmgw"
-    if [ "$code" = "$native_code" ] && cmp -s "$work/native.json" "$work/old.json"; then
-      old="x86_64-unknown-linux-gnu in a chroot of Debian 11's libc6 (glibc $glibc_old): simulate identical to native (exit $code)"
+    if [ -z "$q" ]; then
+      how="in a chroot of Debian 11's libc6:$da (glibc $libc)"
+      # llmgw builds its HTTP client (rustls) even to simulate, and that
+      # fails without a CA certificate ("builder error"): this machine's
+      # bundle, as any node has one.
+      mkdir -p "$root/tmp" "$root/etc/ssl/certs"
+      cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+      cp "$bin" "$root/llmgw"
+      cp "$host" "$root/v100.json"
+      chroot "$root" /llmgw simulate --host /v100.json --format json >"$work/old-$t.json" 2>"$work/old-$t.err"
+      code=$?
+      rm -f "$root/llmgw"
+    elif command -v "$q" >/dev/null; then
+      how="$q -L Debian 11's libc6:$da (glibc $libc)"
+      "$q" -L "$root" "$bin" simulate --host "$host" --format json >"$work/old-$t.json" 2>"$work/old-$t.err"
+      code=$?
     else
-      fail "x86_64-unknown-linux-gnu in a chroot of glibc $glibc_old: simulate exited $code: $(head -n 2 "$work/old.err")"
+      set -e
+      old[$t]="not run: no $q"
+      continue
     fi
-  else
-    old="not run: Debian 11's libc6 could not be downloaded from the Debian mirror"
-  fi
+    set -e
+    if [ "$code" = "$native_code" ] && cmp -s "$work/native.json" "$work/old-$t.json"; then
+      old[$t]="$how: simulate identical to native (exit $code)"
+    else
+      old[$t]="$how: simulate exited $code, DIFFERS"
+      fail "$t $how: simulate exited $code: $(head -n 2 "$work/old-$t.err")"
+    fi
+  done
 else
-  old="not run: needs the x86_64 gnu build, apt-get and root"
+  for t in $gnu_built; do old[$t]="not run: needs apt-get, dpkg-deb and root"; done
 fi
 
 # ---------------------------------------------------------------- archives
@@ -338,7 +392,7 @@ done
   done
   echo "runs (simulate --host $host --format json, $(wc -c <"$work/native.json") bytes, exit $native_code natively):"
   for t in $built; do echo "  $t: ${runs[$t]:-not run}"; done
-  echo "  older glibc: $old"
+  for t in $gnu_built; do echo "  $t on glibc 2.31: ${old[$t]:-not run}"; done
   echo "discover (GPU discovery):"
   for t in $built; do echo "  $t: ${gpu[$t]:-not run}"; done
   for t in $targets; do
