@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use llmgw::host::Arch;
 use llmgw::offline::bundle::{self, BundleError};
+use llmgw::offline::installer;
 use llmgw::recipe::Engine;
 use llmgw::report::{EXIT_FAULT, EXIT_OK};
 
@@ -39,6 +40,8 @@ enum Command {
     the manifest's sha256, also written beside the bundle in\n\
     <out>.manifest.sha256: carry it apart from the bundle, to\n\
     `bundle import --manifest-sha256`.\n\n\
+    --llmgw-dir dist/ also carries llmgw's own release archives for each\n\
+    --arch (as ci/release.sh writes them), under llmgw/<version>/.\n\n\
     vLLM and SGLang are installed from PyPI, which a bundle does not carry.")]
 struct CreateArgs {
     /// ENGINE@VERSION[:VARIANT] (llama.cpp, uv); repeatable. Without a variant, every build.
@@ -53,6 +56,11 @@ struct CreateArgs {
     /// Where to write the bundle: a new directory, or a tar file when it ends in .tar.
     #[arg(long, value_name = "DIR|FILE.tar")]
     out: PathBuf,
+    /// Also carry llmgw itself: the release archives of one version in DIR
+    /// (llmgw-<version>-<target>.tar.gz and its .sha256, as ci/release.sh
+    /// writes them) for each --arch, each checked against its .sha256 first.
+    #[arg(long, value_name = "DIR")]
+    llmgw_dir: Option<PathBuf>,
     /// GitHub's API and token.
     #[command(flatten)]
     github: settings::GithubArgs,
@@ -132,8 +140,16 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         }
         carried
     };
+    // llmgw's own archives are checked before anything is downloaded.
+    let own = match &args.llmgw_dir {
+        Some(dir) => match installer::find(dir, &args.arches) {
+            Ok(found) => found,
+            Err(refused) => return failure(BundleError::Refused(refused)),
+        },
+        None => vec![],
+    };
     let mut sys = args.github.real_system(progress::reporter())?;
-    let made = match bundle::create(&mut sys, &args.github.github_api, &wants, &args.arches, &args.out) {
+    let made = match bundle::create(&mut sys, &args.github.github_api, &wants, &args.arches, &own, &args.out) {
         Ok(m) => m,
         Err(e) => return failure(e),
     };
@@ -143,12 +159,17 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         files(made.manifest.files_by_path().len()),
         made.bytes
     );
-    let rows: Vec<[String; 4]> = made
+    let engines = made
         .manifest
         .files
         .iter()
-        .map(|e| [format!("{}@{}", e.engine, e.version), e.arch.to_string(), e.variant.clone(), e.asset.clone()])
-        .collect();
+        .map(|e| [format!("{}@{}", e.engine, e.version), e.arch.to_string(), e.variant.clone(), e.asset.clone()]);
+    let own = made
+        .manifest
+        .llmgw
+        .iter()
+        .map(|e| [format!("llmgw@{}", e.version), e.arch.to_string(), e.target.clone(), e.asset.clone()]);
+    let rows: Vec<[String; 4]> = engines.chain(own).collect();
     let width = |i: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0);
     let (w0, w1, w2) = (width(0), width(1), width(2));
     for [what, arch, variant, asset] in &rows {

@@ -59,11 +59,12 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         }
         (None, None) => discover::discover_at(&mut RealProbe::new(), &args.engines_dir),
     };
-    let Discovered { host, warnings } = found.map_err(|e| match &args.replay {
+    let Discovered { host, warnings, gpu_discovery } = found.map_err(|e| match &args.replay {
         // Replaying, the folder is the input: whatever it lacks is its fault.
         Some(dir) => Failure::BadInput(format!("--replay `{}`: {e}", dir.display())),
         None => Failure::Internal(format!("cannot describe this machine: {e}")),
     })?;
+    eprintln!("llmgw: GPU discovery: {gpu_discovery}");
     for w in &warnings {
         eprintln!("llmgw: warning: {w}");
     }

@@ -94,6 +94,7 @@ pub(super) fn this_machine(engines_dir: &std::path::Path) -> Result<Host, Failur
     let mut probe = llmgw::discover::RealProbe::default();
     let found = llmgw::discover::discover_at(&mut probe, engines_dir)
         .map_err(|e| Failure::Internal(format!("cannot discover this machine: {e}")))?;
+    tracing::info!("GPU discovery: {}", found.gpu_discovery);
     for w in &found.warnings {
         eprintln!("llmgw: warning: {w}");
     }

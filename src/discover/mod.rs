@@ -20,7 +20,9 @@
 //!   module's version (`/sys/module/nvidia/version`, `/proc/driver/nvidia/version`)
 //!   is checked against it; an integrated GPU without memory of its own
 //!   (Jetson, GB10) is given `MemTotal` of `/proc/meminfo`; `vulkan_icd`:
-//!   an `nvidia_icd*.json` in one of [`VULKAN_ICD_DIRS`].
+//!   an `nvidia_icd*.json` in one of [`VULKAN_ICD_DIRS`]. A static (musl)
+//!   llmgw cannot load NVML at all ([`STATIC_NO_NVML`]) and goes straight
+//!   to `nvidia-smi`; [`Discovered::gpu_discovery`] says which was used and why.
 //! - `disk_free_gb`: statvfs of the engines directory (or its nearest existing ancestor).
 //! - `packages`: the package manager's query for [`recipe_packages`];
 //!   `installable` when running as root (effective uid 0) and the family's
@@ -65,6 +67,12 @@ pub const VULKAN_ICD_DIRS: [&str; 3] =
 /// only comes with development packages).
 pub const NVML_LIBRARY: &str = "libnvidia-ml.so.1";
 
+/// Why a static llmgw (the release's musl builds) never loads NVML, whatever
+/// the machine: discovery says it once, in [`Discovered::gpu_discovery`],
+/// and lists the GPUs with `nvidia-smi` instead.
+pub const STATIC_NO_NVML: &str = "NVML cannot be loaded by a static binary: this llmgw is linked statically \
+     (musl), which cannot dlopen, and libnvidia-ml.so.1 is a glibc shared library";
+
 /// A machine described, and what did not go as it should on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Discovered {
@@ -73,6 +81,10 @@ pub struct Discovered {
     /// Sentences about what could not be read or does not add up (a driver
     /// that fails, a version file that disagrees); each is worth a look.
     pub warnings: Vec<String>,
+    /// How the NVIDIA driver and GPUs were looked for, and what that found,
+    /// in one sentence: `NVML (libnvidia-ml.so.1): driver 580.95.05, 8 GPUs`,
+    /// or `nvidia-smi (` why not NVML `): …`.
+    pub gpu_discovery: String,
 }
 
 /// Why no host description could be made.
@@ -214,6 +226,14 @@ pub trait Probe {
     /// # Errors
     /// [`DiscoverError`] when a replayed answer cannot be read.
     fn nvml(&mut self) -> Result<Option<NvmlReport>, DiscoverError>;
+
+    /// Why this probe can never load NVML, whatever the machine has
+    /// ([`STATIC_NO_NVML`] for a static build); `None` (the default) when
+    /// [`Probe::nvml`] is worth asking. Discovery then goes straight to
+    /// `nvidia-smi` and says why.
+    fn nvml_unloadable(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The OS packages the recipes name, in the family's own names: OpenMP's
@@ -324,7 +344,7 @@ pub fn discover_at(probe: &mut dyn Probe, engines_dir: &Path) -> Result<Discover
 
     let disk_free_gb = parse::whole_gb(probe.free_bytes(engines_dir)?);
     let packages = packages(probe, family, &mut warnings)?;
-    let nvidia = nvidia(probe, &mut warnings)?;
+    let (nvidia, gpu_discovery) = nvidia(probe, &mut warnings)?;
 
     let hostname = read_text(probe, "/proc/sys/kernel/hostname")?.map(|h| parse::sanitize(&h)).unwrap_or_default();
     let hostname = if hostname.is_empty() { "unknown-host".to_string() } else { hostname };
@@ -346,7 +366,7 @@ pub fn discover_at(probe: &mut dyn Probe, engines_dir: &Path) -> Result<Discover
     // What is printed must be what `simulate --host` accepts, unchanged.
     let text = serde_json::to_string(&host).map_err(|e| DiscoverError::Invalid(e.to_string()))?;
     Host::from_json(&text).map_err(|e| DiscoverError::Invalid(e.to_string()))?;
-    Ok(Discovered { host, warnings })
+    Ok(Discovered { host, warnings, gpu_discovery })
 }
 
 fn source(what: &str, message: &str) -> DiscoverError {
@@ -443,35 +463,60 @@ fn packages(
 }
 
 /// The NVIDIA driver and GPUs: NVML, else nvidia-smi; `None` without them,
-/// with a warning when a driver is there but fails.
-fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Option<Nvidia>, DiscoverError> {
+/// with a warning when a driver is there but fails; and the sentence of
+/// [`Discovered::gpu_discovery`].
+fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<Nvidia>, String), DiscoverError> {
     let kernel = kernel_module(probe, warnings)?;
     let mut found: Option<(DriverVersion, NvmlRows)> = None;
-    let nvml = probe.nvml()?;
+    let unloadable = probe.nvml_unloadable();
+    let nvml = if unloadable.is_some() { None } else { probe.nvml()? };
+    // How the GPUs were looked for, then what that found.
+    let mut how = format!("NVML ({NVML_LIBRARY})");
+    let mut what = String::new();
     if let Some(report) = &nvml {
         found = from_nvml(report, warnings);
     }
     if found.is_none() {
+        how = match (unloadable, &nvml) {
+            (Some(why), _) => format!("nvidia-smi ({why})"),
+            (None, None) => format!("nvidia-smi ({NVML_LIBRARY} cannot be loaded on this machine)"),
+            (None, Some(_)) => format!("nvidia-smi (NVML, {NVML_LIBRARY}, failed: see the warning)"),
+        };
         let smi = nvidia_smi_command();
         match probe.run(&smi)? {
             None if nvml.is_none() => {
+                what = "nvidia-smi is not on this machine: no NVIDIA GPU".into();
+                if unloadable.is_none() {
+                    how = format!("neither {NVML_LIBRARY} nor nvidia-smi is on this machine");
+                    what = "no NVIDIA GPU".into();
+                }
                 if let Some(k) = &kernel {
+                    let missing = match unloadable {
+                        Some(_) => "nvidia-smi is not here (and a static llmgw cannot load NVML)".to_string(),
+                        None => format!("neither {NVML_LIBRARY} nor nvidia-smi is here"),
+                    };
                     warnings.push(format!(
-                        "the NVIDIA kernel module {k} is loaded, but neither {NVML_LIBRARY} nor nvidia-smi is here: \
-                         its GPUs cannot be listed (\"nvidia\": null)"
+                        "the NVIDIA kernel module {k} is loaded, but {missing}: its GPUs cannot be listed (\"nvidia\": null)"
                     ));
                 }
             }
-            None => {}
+            None => what = "nvidia-smi is not on this machine: no NVIDIA GPU".into(),
             Some(out) if !out.success() => {
                 let code =
                     out.code.map_or_else(|| "was killed at its time limit".to_string(), |c| format!("exited {c}"));
                 let line = parse::first_line(&said(&out)).to_string();
                 warnings.push(format!("the NVIDIA driver is there but failing: nvidia-smi {code}: {line}"));
+                what = format!("nvidia-smi {code}: no NVIDIA GPU listed");
             }
             Some(out) => match parse::nvidia_smi_csv(&out.stdout) {
-                Err(e) => warnings.push(format!("nvidia-smi answered what llmgw cannot read: {e}")),
-                Ok(rows) if rows.is_empty() => warnings.push("nvidia-smi lists no GPU".into()),
+                Err(e) => {
+                    warnings.push(format!("nvidia-smi answered what llmgw cannot read: {e}"));
+                    what = "its answer cannot be read: no NVIDIA GPU listed".into();
+                }
+                Ok(rows) if rows.is_empty() => {
+                    warnings.push("nvidia-smi lists no GPU".into());
+                    what = "nvidia-smi lists no GPU".into();
+                }
                 Ok(rows) => {
                     let driver = rows[0].driver.clone();
                     if rows.iter().any(|r| r.driver != driver) {
@@ -485,7 +530,8 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Option<Nv
             },
         }
     }
-    let Some((driver, rows)) = found else { return Ok(None) };
+    let said = |what: &str| format!("{how}: {what}");
+    let Some((driver, rows)) = found else { return Ok((None, said(&what))) };
     if let Some(k) = &kernel
         && *k != driver
     {
@@ -519,7 +565,7 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Option<Nv
         gpus.push(Gpu { name, compute_capability, memory_mib });
     }
     if gpus.is_empty() {
-        return Ok(None);
+        return Ok((None, said(&format!("driver {driver}, no GPU with a compute capability"))));
     }
     let mut vulkan_icd = false;
     for dir in VULKAN_ICD_DIRS {
@@ -527,7 +573,12 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<Option<Nv
             vulkan_icd |= names.iter().any(|n| parse::is_nvidia_icd(n));
         }
     }
-    Ok(Some(Nvidia { driver, vulkan_icd, gpus }))
+    let count = match gpus.len() {
+        1 => "1 GPU".to_string(),
+        n => format!("{n} GPUs"),
+    };
+    let sentence = said(&format!("driver {driver}, {count}"));
+    Ok((Some(Nvidia { driver, vulkan_icd, gpus }), sentence))
 }
 
 /// The kernel module's version, as uv reads it: `/sys/module/nvidia/version`,

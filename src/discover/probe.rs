@@ -30,7 +30,9 @@ use std::collections::BTreeMap;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::{DiscoverError, NVML_LIBRARY, NvmlGpu, NvmlReport, Probe, VULKAN_ICD_DIRS, parse};
+use super::{DiscoverError, NvmlReport, Probe, STATIC_NO_NVML, VULKAN_ICD_DIRS, parse};
+#[cfg(not(target_env = "musl"))]
+use super::{NVML_LIBRARY, NvmlGpu};
 use crate::system::files::{Files, free_bytes};
 use crate::system::{Cmd, Output};
 
@@ -128,51 +130,74 @@ impl Probe for RealProbe {
     }
 
     fn nvml(&mut self) -> Result<Option<NvmlReport>, DiscoverError> {
-        use nvml_wrapper::error::NvmlError;
-        let nvml = match nvml_wrapper::Nvml::builder().lib_path(std::ffi::OsStr::new(NVML_LIBRARY)).init() {
-            Ok(n) => n,
-            // No library: no NVIDIA driver's user space on this machine.
-            Err(NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound) => return Ok(None),
-            Err(e) => return Ok(Some(NvmlReport { error: Some(e.to_string()), ..NvmlReport::default() })),
-        };
-        let driver = match nvml.sys_driver_version() {
-            Ok(d) => d,
-            Err(e) => return Ok(Some(NvmlReport { error: Some(e.to_string()), ..NvmlReport::default() })),
-        };
-        let count = match nvml.device_count() {
-            Ok(c) => c,
-            Err(e) => return Ok(Some(NvmlReport { driver: Some(driver), error: Some(e.to_string()), gpus: vec![] })),
-        };
-        let mut gpus = vec![];
-        for i in 0..count {
-            let device = match nvml.device_by_index(i) {
-                Ok(d) => d,
-                Err(e) => {
-                    gpus.push(NvmlGpu { error: Some(e.to_string()), ..NvmlGpu::default() });
-                    continue;
-                }
-            };
-            let mut errors = vec![];
-            let name = device.name().map_err(|e| errors.push(format!("name: {e}"))).ok();
-            let compute_capability = device
-                .cuda_compute_capability()
-                .map(|c| format!("{}.{}", c.major, c.minor))
-                .map_err(|e| errors.push(format!("compute capability: {e}")))
-                .ok();
-            let memory_total_bytes = match device.memory_info() {
-                Ok(m) => Some(m.total),
-                // An integrated GPU (Jetson, GB10) has no memory of its own.
-                Err(NvmlError::NotSupported) => None,
-                Err(e) => {
-                    errors.push(format!("memory: {e}"));
-                    None
-                }
-            };
-            let error = (!errors.is_empty()).then(|| errors.join("; "));
-            gpus.push(NvmlGpu { name, compute_capability, memory_total_bytes, error });
+        if self.nvml_unloadable().is_some() {
+            return Ok(None);
         }
-        Ok(Some(NvmlReport { driver: Some(driver), error: None, gpus }))
+        nvml_report()
     }
+
+    /// [`STATIC_NO_NVML`] in a musl build (the release's static binaries),
+    /// decided when llmgw is compiled; `None` in a glibc build.
+    fn nvml_unloadable(&self) -> Option<&'static str> {
+        cfg!(target_env = "musl").then_some(STATIC_NO_NVML)
+    }
+}
+
+/// A static (musl) llmgw carries no NVML code: nvml-wrapper is a dependency
+/// of the other builds only (Cargo.toml).
+#[cfg(target_env = "musl")]
+fn nvml_report() -> Result<Option<NvmlReport>, DiscoverError> {
+    Ok(None)
+}
+
+/// What NVML answers, loaded with `dlopen` from [`NVML_LIBRARY`]; `None`
+/// when it cannot be loaded.
+#[cfg(not(target_env = "musl"))]
+fn nvml_report() -> Result<Option<NvmlReport>, DiscoverError> {
+    use nvml_wrapper::error::NvmlError;
+    let nvml = match nvml_wrapper::Nvml::builder().lib_path(std::ffi::OsStr::new(NVML_LIBRARY)).init() {
+        Ok(n) => n,
+        // No library: no NVIDIA driver's user space on this machine.
+        Err(NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound) => return Ok(None),
+        Err(e) => return Ok(Some(NvmlReport { error: Some(e.to_string()), ..NvmlReport::default() })),
+    };
+    let driver = match nvml.sys_driver_version() {
+        Ok(d) => d,
+        Err(e) => return Ok(Some(NvmlReport { error: Some(e.to_string()), ..NvmlReport::default() })),
+    };
+    let count = match nvml.device_count() {
+        Ok(c) => c,
+        Err(e) => return Ok(Some(NvmlReport { driver: Some(driver), error: Some(e.to_string()), gpus: vec![] })),
+    };
+    let mut gpus = vec![];
+    for i in 0..count {
+        let device = match nvml.device_by_index(i) {
+            Ok(d) => d,
+            Err(e) => {
+                gpus.push(NvmlGpu { error: Some(e.to_string()), ..NvmlGpu::default() });
+                continue;
+            }
+        };
+        let mut errors = vec![];
+        let name = device.name().map_err(|e| errors.push(format!("name: {e}"))).ok();
+        let compute_capability = device
+            .cuda_compute_capability()
+            .map(|c| format!("{}.{}", c.major, c.minor))
+            .map_err(|e| errors.push(format!("compute capability: {e}")))
+            .ok();
+        let memory_total_bytes = match device.memory_info() {
+            Ok(m) => Some(m.total),
+            // An integrated GPU (Jetson, GB10) has no memory of its own.
+            Err(NvmlError::NotSupported) => None,
+            Err(e) => {
+                errors.push(format!("memory: {e}"));
+                None
+            }
+        };
+        let error = (!errors.is_empty()).then(|| errors.join("; "));
+        gpus.push(NvmlGpu { name, compute_capability, memory_total_bytes, error });
+    }
+    Ok(Some(NvmlReport { driver: Some(driver), error: None, gpus }))
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -302,6 +327,12 @@ impl Probe for Capture<'_> {
         let answer = self.inner.euid()?;
         self.keep(EUID, format!("{answer}\n"));
         Ok(answer)
+    }
+
+    /// The probe captured: a static llmgw's capture has no `nvml.json`,
+    /// as a machine without NVML's library has none.
+    fn nvml_unloadable(&self) -> Option<&'static str> {
+        self.inner.nvml_unloadable()
     }
 
     fn nvml(&mut self) -> Result<Option<NvmlReport>, DiscoverError> {

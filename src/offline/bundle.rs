@@ -155,7 +155,7 @@ pub fn fetch_into(
         let (size, sha256) = done[&path].clone();
         files.push(Entry { size, sha256, ..p.entry.clone() });
     }
-    let manifest = Manifest { format: 1, files };
+    let manifest = Manifest { format: 1, files, llmgw: vec![] };
     sys.write_atomic(&dir.join(MANIFEST), &manifest.to_bytes()).map_err(|e| BundleError::Io(e.to_string()))?;
     Ok(manifest)
 }
@@ -184,17 +184,20 @@ pub fn sha256_file_of(out: &Path) -> PathBuf {
 /// Makes a bundle at `out`: a tar when its name ends in `.tar`, else a new
 /// directory. Everything is fetched into a staging directory beside `out`
 /// first, and `out` appears whole or not at all; then the manifest's sha256
-/// is written to [`sha256_file_of`]`(out)`.
+/// is written to [`sha256_file_of`]`(out)`. `llmgw` (llmgw's own release
+/// files, [`super::installer::find`]) are copied in beside the engines'
+/// assets and listed in the manifest's `llmgw`, hashed as they are copied.
 ///
 /// # Errors
 /// As [`plan`] and [`fetch_into`]; [`BundleError::Refused`] when `out`
 /// exists already (a bundle is never written over another) or its parent
-/// is not a directory.
+/// is not a directory, or a file of `llmgw` is not what it was when found.
 pub fn create(
     sys: &mut dyn System,
     github_api: &str,
     wants: &[Want],
     arches: &[Arch],
+    llmgw: &[super::installer::Found],
     out: &Path,
 ) -> Result<Created, BundleError> {
     let planned = plan(wants, arches)?;
@@ -223,7 +226,25 @@ pub fn create(
         .map_err(io_err("cannot stage in", parent))?;
     let tree = staging.path().join("bundle");
     fs::create_dir_all(&tree).map_err(io_err("cannot create", &tree))?;
-    let manifest = fetch_into(sys, github_api, &planned, &tree)?;
+    let mut manifest = fetch_into(sys, github_api, &planned, &tree)?;
+    if !llmgw.is_empty() {
+        for found in llmgw {
+            let (e, dest) = (&found.entry, tree.join(found.entry.path()));
+            let src = fs::File::open(&found.path).map_err(io_err("cannot read", &found.path))?;
+            let got = copy_hashing(src, &dest).map_err(io_err("cannot write", &dest))?;
+            if got != (e.size, e.sha256.clone()) {
+                return Err(BundleError::Refused(format!(
+                    "`{}` changed while the bundle was made (sha256 {}, was {})",
+                    found.path.display(),
+                    got.1,
+                    e.sha256
+                )));
+            }
+            set_mode_644(&dest).map_err(io_err("cannot write", &dest))?;
+        }
+        manifest.llmgw = llmgw.iter().map(|f| f.entry.clone()).collect();
+        fs::write(tree.join(MANIFEST), manifest.to_bytes()).map_err(io_err("cannot write", &tree.join(MANIFEST)))?;
+    }
     let manifest_bytes = manifest.to_bytes();
     // Readable as the assets are (write_atomic makes a private file).
     set_mode_644(&tree.join(MANIFEST)).map_err(io_err("cannot write", &tree.join(MANIFEST)))?;
@@ -703,7 +724,7 @@ mod tests {
 
     #[test]
     fn manifests_are_strict_and_name_the_path() {
-        let good = Manifest { format: 1, files: vec![entry("uv-x86_64-unknown-linux-gnu.tar.gz")] };
+        let good = Manifest { format: 1, files: vec![entry("uv-x86_64-unknown-linux-gnu.tar.gz")], llmgw: vec![] };
         let text = String::from_utf8(good.to_bytes()).unwrap();
         assert_eq!(Manifest::from_json(&text).unwrap(), good);
         let bad = text.replace("\"uv\"", "\"ollama\"");

@@ -14,9 +14,12 @@ use crate::release::mirror::asset_path;
 pub const MANIFEST: &str = "manifest.json";
 
 /// What a bundle holds: `{"format": 1, "files": [{"engine", "version",
-/// "variant", "arch", "asset", "size", "sha256"}, …]}`, sorted by engine,
-/// version, arch, variant and asset, so that the same bundle is the same
-/// bytes from run to run.
+/// "variant", "arch", "asset", "size", "sha256"}, …], "llmgw": [{"version",
+/// "arch", "target", "asset", "size", "sha256"}, …]}`, each list sorted
+/// (by engine, version, arch, variant and asset; by version, arch, target
+/// and asset), so that the same bundle is the same bytes from run to run.
+/// `llmgw` (llmgw's own release archives, [`super::installer`]) is left
+/// out when empty: a bundle without them is written as before it existed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
@@ -24,7 +27,13 @@ pub struct Manifest {
     pub format: u32,
     /// Every asset of the bundle.
     pub files: Vec<Entry>,
+    /// llmgw's own release archives and their `.sha256` files, so that a
+    /// site installs the installer from the mirror it installs engines from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub llmgw: Vec<LlmgwEntry>,
 }
+
+pub use super::installer::LlmgwEntry;
 
 /// One asset of a bundle, for one build on one architecture.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -102,12 +111,35 @@ impl Manifest {
                 return Err(format!("files[{i}]: `{}` is listed twice with different contents", e.path()));
             }
         }
+        let mut own = BTreeMap::new();
+        for (i, e) in m.llmgw.iter().enumerate() {
+            let at = |what: &str, msg: String| format!("llmgw[{i}].{what}: {msg}");
+            super::installer::check_version(&e.version).map_err(|m| at("version", m))?;
+            if !super::installer::targets(e.arch).contains(&e.target.as_str()) {
+                return Err(at(
+                    "target",
+                    format!("`{}` is not a target llmgw is released for on {}", e.target, e.arch),
+                ));
+            }
+            let archive = super::installer::archive_name(&e.version, &e.target);
+            if e.asset != archive && e.asset != format!("{archive}.sha256") {
+                return Err(at("asset", format!("`{}` is neither `{archive}` nor its `.sha256`", e.asset)));
+            }
+            if !is_sha256_hex(&e.sha256) {
+                return Err(at("sha256", format!("`{}` is not 64 hex digits", e.sha256)));
+            }
+            if own.insert(e.path(), ()).is_some() {
+                return Err(format!("llmgw[{i}]: `{}` is listed twice", e.path()));
+            }
+        }
         Ok(m)
     }
 
-    /// Every file once: path -> (size in bytes, sha256).
+    /// Every file once, the engines' and llmgw's own: path -> (size in bytes, sha256).
     pub fn files_by_path(&self) -> BTreeMap<String, (u64, String)> {
-        self.files.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase()))).collect()
+        let engines = self.files.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase())));
+        let own = self.llmgw.iter().map(|e| (e.path(), (e.size, e.sha256.to_ascii_lowercase())));
+        engines.chain(own).collect()
     }
 
     /// asset name -> sha256 of the files of `engine` at `version`: the

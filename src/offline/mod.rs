@@ -1,6 +1,7 @@
 //! Offline sites: what a bundle carries ([`builds`]), bundles made from the
 //! publisher and imported into a mirror ([`bundle`]), their manifest
-//! ([`manifest`]), and the checksums offline wants trust ([`checksums`]).
+//! ([`manifest`]), the checksums offline wants trust ([`checksums`]), and
+//! llmgw's own release archives a bundle can carry too ([`installer`]).
 //! The mirror's layout, from which offline wants install, is the release
 //! layer's ([`crate::release::mirror`]).
 //!
@@ -21,4 +22,5 @@
 pub mod builds;
 pub mod bundle;
 pub mod checksums;
+pub mod installer;
 pub mod manifest;

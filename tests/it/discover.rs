@@ -146,7 +146,7 @@ const EXPECTED: &[Expect] = &[
 #[test]
 fn every_capture_replays_into_the_machine_it_was() {
     for e in EXPECTED {
-        let Discovered { host, warnings } = replay(e.capture);
+        let Discovered { host, warnings, .. } = replay(e.capture);
         let at = e.capture;
         assert_eq!(host.name, e.name, "{at}");
         assert_eq!(host.arch, e.arch, "{at}");
@@ -219,13 +219,22 @@ fn replay_on_the_command_line_prints_the_same_json() {
     let printed = String::from_utf8(out.stdout).unwrap();
     let host = replay("dgx-h100").host;
     assert_eq!(printed, format!("{}\n", serde_json::to_string_pretty(&host).unwrap()));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "llmgw: GPU discovery: NVML (libnvidia-ml.so.1): driver 580.95.05, 8 GPUs\n"
+    );
 
     let out = llmgw().args(["discover", "--replay"]).arg(capture("h100-driver-down")).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr.lines().count(), 2, "{stderr}");
-    assert!(stderr.lines().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "llmgw: GPU discovery: nvidia-smi (NVML, libnvidia-ml.so.1, failed: see the warning): \
+         nvidia-smi exited 9: no NVIDIA GPU listed"
+    );
+    assert!(lines[1..].iter().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
 }
 
 #[test]
@@ -256,7 +265,13 @@ fn this_machine_is_described_and_simulated() {
     let out = llmgw().arg("discover").args(["--engines-dir"]).arg(dir.path().join("engines")).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.lines().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
+    let (first, rest) = stderr.split_once('\n').unwrap_or((&stderr, ""));
+    // A glibc build tries NVML first; this machine has neither it nor nvidia-smi.
+    assert_eq!(
+        first,
+        "llmgw: GPU discovery: neither libnvidia-ml.so.1 nor nvidia-smi is on this machine: no NVIDIA GPU"
+    );
+    assert!(rest.lines().all(|l| l.starts_with("llmgw: warning: ")), "{stderr}");
     let host_file = dir.path().join("me.json");
     std::fs::write(&host_file, &out.stdout).unwrap();
     Host::from_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
@@ -279,4 +294,65 @@ fn a_capture_of_this_machine_replays_to_the_same_description() {
     let replayed = llmgw().args(["discover", "--replay"]).arg(&folder).output().unwrap();
     assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
     assert_eq!(std::fs::read(&out_file).unwrap(), replayed.stdout);
+}
+
+/// A replayed machine as a static (musl) llmgw sees it: NVML is never asked.
+struct Static(ReplayProbe);
+
+impl discover::Probe for Static {
+    fn read_file(&mut self, p: &std::path::Path) -> Result<Option<Vec<u8>>, discover::DiscoverError> {
+        self.0.read_file(p)
+    }
+    fn list_dir(&mut self, p: &std::path::Path) -> Result<Option<Vec<String>>, discover::DiscoverError> {
+        self.0.list_dir(p)
+    }
+    fn run(&mut self, c: &llmgw::system::Cmd) -> Result<Option<llmgw::system::Output>, discover::DiscoverError> {
+        self.0.run(c)
+    }
+    fn find_program(&mut self, n: &str) -> Result<Option<PathBuf>, discover::DiscoverError> {
+        self.0.find_program(n)
+    }
+    fn free_bytes(&mut self, p: &std::path::Path) -> Result<u64, discover::DiscoverError> {
+        self.0.free_bytes(p)
+    }
+    fn euid(&mut self) -> Result<u32, discover::DiscoverError> {
+        self.0.euid()
+    }
+    fn nvml(&mut self) -> Result<Option<discover::NvmlReport>, discover::DiscoverError> {
+        panic!("a static llmgw never asks NVML")
+    }
+    fn nvml_unloadable(&self) -> Option<&'static str> {
+        Some(discover::STATIC_NO_NVML)
+    }
+}
+
+#[test]
+fn a_static_llmgw_lists_gpus_with_nvidia_smi_and_says_why_once() {
+    let why = "NVML cannot be loaded by a static binary: this llmgw is linked statically (musl), \
+               which cannot dlopen, and libnvidia-ml.so.1 is a glibc shared library";
+    assert_eq!(discover::STATIC_NO_NVML, why);
+    // A GH200 answers through nvidia-smi: the same machine as a glibc llmgw finds.
+    let static_gh200 = discover::discover(&mut Static(ReplayProbe::new(&capture("gh200")).unwrap())).unwrap();
+    let glibc_gh200 = replay("gh200");
+    assert_eq!(static_gh200.host, glibc_gh200.host);
+    assert_eq!(static_gh200.warnings, glibc_gh200.warnings);
+    assert_eq!(static_gh200.gpu_discovery, format!("nvidia-smi ({why}): driver 580.95.05, 1 GPU"));
+    assert_eq!(
+        glibc_gh200.gpu_discovery,
+        "nvidia-smi (libnvidia-ml.so.1 cannot be loaded on this machine): driver 580.95.05, 1 GPU"
+    );
+    // A DGX whose GPUs only NVML lists: a static llmgw finds none, and says why.
+    let dgx = discover::discover(&mut Static(ReplayProbe::new(&capture("dgx-h100")).unwrap())).unwrap();
+    assert_eq!(dgx.host.nvidia, None);
+    assert_eq!(dgx.gpu_discovery, format!("nvidia-smi ({why}): nvidia-smi is not on this machine: no NVIDIA GPU"));
+    assert_eq!(dgx.gpu_discovery.matches("static binary").count(), 1, "said once");
+    assert_eq!(
+        dgx.warnings,
+        ["the NVIDIA kernel module 580.95.05 is loaded, but nvidia-smi is not here (and a static llmgw cannot \
+          load NVML): its GPUs cannot be listed (\"nvidia\": null)"]
+    );
+    // This build decides at compile time: a glibc build asks NVML, a musl build never does.
+    use discover::Probe as _;
+    let real = discover::RealProbe::new();
+    assert_eq!(real.nvml_unloadable(), cfg!(target_env = "musl").then_some(why));
 }

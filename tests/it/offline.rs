@@ -952,3 +952,201 @@ fn bundle_create_says_an_asset_without_a_digest_is_not_bundled() {
     assert!(err.contains("it cannot be verified, so it is not bundled"), "{err}");
     assert!(!err.contains("installed"), "{err}");
 }
+
+/// A release directory as ci/release.sh writes it, for `targets` of
+/// llmgw `version`: each archive holds `llmgw-<version>-<target>/llmgw`
+/// (a stand-in binary) and README.md, with its `.sha256` beside it.
+fn release_dir(dir: &Path, version: &str, targets: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for target in targets {
+        let name = format!("llmgw-{version}-{target}.tar.gz");
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        for (file, body) in [("llmgw", format!("llmgw {version} for {target}")), ("README.md", "# llmgw".into())] {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(body.len() as u64);
+            h.set_mode(0o755);
+            tar.append_data(&mut h, format!("llmgw-{version}-{target}/{file}"), body.as_bytes()).unwrap();
+        }
+        let bytes = tar.into_inner().unwrap().finish().unwrap();
+        std::fs::write(dir.join(&name), &bytes).unwrap();
+        let line = format!("{}  {name}\n", hex::encode(Sha256::digest(&bytes)));
+        std::fs::write(dir.join(format!("{name}.sha256")), line).unwrap();
+    }
+}
+
+const GNU: &str = "x86_64-unknown-linux-gnu";
+const MUSL: &str = "x86_64-unknown-linux-musl";
+
+#[test]
+fn a_bundle_carries_llmgw_itself_into_the_mirror_checked_by_the_same_manifest() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let dist = t.path().join("dist");
+    release_dir(&dist, "0.1.0", &[GNU, MUSL, "aarch64-unknown-linux-gnu"]);
+    // What is not llmgw's release for the architectures asked is left alone.
+    std::fs::write(dist.join("SHA256SUMS"), "whatever\n").unwrap();
+    std::fs::write(dist.join("llmgw-0.1.0-powerpc64le-unknown-linux-gnu.tar.gz"), "not asked for").unwrap();
+    let bundle = t.path().join("b.tar");
+    let api = publisher.base_url();
+    let args = ["bundle", "create", "--github-api", &api, "--want", "uv@0.12.20", "--arch", "amd64", "--arch", "arm64"];
+    let (code, out, err) = run(&[&args[..], &["--llmgw-dir", p(&dist), "--out", p(&bundle)]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(": 8 files,"), "2 uv archives, 3 llmgw archives and their .sha256: {out}");
+    assert!(
+        out.contains("llmgw@0.1.0  amd64  x86_64-unknown-linux-musl  llmgw-0.1.0-x86_64-unknown-linux-musl.tar.gz\n"),
+        "{out}"
+    );
+    let sha = out.lines().find_map(|l| l.strip_prefix("manifest sha256: ")).unwrap().to_string();
+
+    let mirror = t.path().join("mirror");
+    let (code, out, err) = import(&bundle, &sha, &mirror);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("imported 8 files into the mirror"), "{out}");
+    // The mirror serves the archives byte for byte, and sha256sum checks them there.
+    let own = mirror.join("llmgw/0.1.0");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&own).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 6, "{names:?}");
+    for name in &names {
+        assert_eq!(std::fs::read(own.join(name)).unwrap(), std::fs::read(dist.join(name)).unwrap(), "{name}");
+    }
+    let check = std::process::Command::new("sha256sum")
+        .arg("-c")
+        .arg(format!("llmgw-0.1.0-{GNU}.tar.gz.sha256"))
+        .current_dir(&own)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    assert_eq!(String::from_utf8_lossy(&check.stdout), format!("llmgw-0.1.0-{GNU}.tar.gz: OK\n"));
+
+    // The manifest names each file with its target; a bundle without llmgw has no such list.
+    let dir = t.path().join("unpacked");
+    tar::Archive::new(std::fs::File::open(&bundle).unwrap()).unpack(&dir).unwrap();
+    let manifest = manifest_of(&dir);
+    assert_eq!(manifest.llmgw.len(), 6);
+    // Sorted by version, arch (amd64 before arm64), target and asset.
+    let paths: Vec<String> = manifest.llmgw.iter().map(|e| e.path()).collect();
+    assert_eq!(
+        paths,
+        [
+            format!("llmgw/0.1.0/llmgw-0.1.0-{GNU}.tar.gz"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{GNU}.tar.gz.sha256"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz"),
+            format!("llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz.sha256"),
+            "llmgw/0.1.0/llmgw-0.1.0-aarch64-unknown-linux-gnu.tar.gz".to_string(),
+            "llmgw/0.1.0/llmgw-0.1.0-aarch64-unknown-linux-gnu.tar.gz.sha256".to_string(),
+        ]
+    );
+    assert!(manifest.llmgw.iter().all(|e| e.target != "powerpc64le-unknown-linux-gnu"));
+    let plain = t.path().join("plain");
+    create(&publisher, &["uv@0.12.20"], &["amd64"], &plain);
+    assert!(!std::fs::read_to_string(plain.join("manifest.json")).unwrap().contains("llmgw"));
+
+    // One byte of llmgw changed in a bundle: nothing is imported.
+    let dir_bundle = t.path().join("dirbundle");
+    let (code, out, err) = run(&[&args[..], &["--llmgw-dir", p(&dist), "--out", p(&dir_bundle)]].concat());
+    assert_eq!(code, 0, "{err}");
+    let sha = out.lines().find_map(|l| l.strip_prefix("manifest sha256: ")).unwrap().to_string();
+    let victim = dir_bundle.join(format!("llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz"));
+    let mut bytes = std::fs::read(&victim).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&victim, bytes).unwrap();
+    let fresh = t.path().join("fresh");
+    let (code, _, err) = import(&dir_bundle, &sha, &fresh);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("`llmgw/0.1.0/llmgw-0.1.0-{MUSL}.tar.gz` has sha256")), "{err}");
+    assert!(err.contains("nothing was imported") && !fresh.exists(), "{err}");
+}
+
+#[test]
+fn bad_llmgw_release_directories_are_refused_in_words_before_any_download() {
+    let t = tempfile::tempdir().unwrap();
+    let publisher = FakeServer::start(embedded_catalog()).unwrap();
+    let out = t.path().join("b.tar");
+    let attempt = |dir: &Path, arch: &str| {
+        let api = publisher.base_url();
+        run(&[
+            "bundle",
+            "create",
+            "--github-api",
+            &api,
+            "--want",
+            "uv@0.12.20",
+            "--arch",
+            arch,
+            "--llmgw-dir",
+            p(dir),
+            "--out",
+            p(&out),
+        ])
+    };
+    let refused = |dir: &Path, arch: &str, says: &str| {
+        let (code, _, err) = attempt(dir, arch);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&format!("--llmgw-dir `{}`: ", dir.display())) && err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!out.exists() && !llmgw::offline::bundle::sha256_file_of(&out).exists());
+    };
+    refused(&t.path().join("none"), "amd64", "No such file or directory");
+
+    let one = t.path().join("one");
+    release_dir(&one, "0.1.0", &[GNU]);
+    refused(&one, "arm64", "has no llmgw release archive for arm64 (llmgw-VERSION-aarch64-unknown-linux-gnu.tar.gz");
+    refused(&one, "riscv64", "llmgw is not released for riscv64");
+
+    let two = t.path().join("two");
+    release_dir(&two, "0.1.0", &[GNU]);
+    release_dir(&two, "0.2.0", &[MUSL]);
+    refused(&two, "amd64", "holds llmgw release archives of versions 0.1.0, 0.2.0; give a directory of one release");
+
+    let name = format!("llmgw-0.1.0-{GNU}.tar.gz");
+    let changed = t.path().join("changed");
+    release_dir(&changed, "0.1.0", &[GNU]);
+    let sidecar = std::fs::read_to_string(changed.join(format!("{name}.sha256"))).unwrap();
+    std::fs::write(changed.join(&name), b"a different archive").unwrap();
+    refused(&changed, "amd64", &format!("`{name}` has sha256 "));
+    refused(&changed, "amd64", &format!("`{name}.sha256` says {}", &sidecar[..64]));
+
+    let lone = t.path().join("lone");
+    release_dir(&lone, "0.1.0", &[GNU]);
+    std::fs::remove_file(lone.join(format!("{name}.sha256"))).unwrap();
+    refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`: No such file"));
+    std::fs::write(lone.join(format!("{name}.sha256")), "0123\n").unwrap();
+    refused(&lone, "amd64", &format!("is not `<sha256>  {name}`, one line as sha256sum writes it"));
+
+    // The right digest of an archive that does not hold llmgw.
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let bytes = tar::Builder::new(gz).into_inner().unwrap().finish().unwrap();
+    std::fs::write(empty.join(&name), &bytes).unwrap();
+    std::fs::write(empty.join(format!("{name}.sha256")), format!("{}  {name}\n", hex::encode(Sha256::digest(&bytes))))
+        .unwrap();
+    refused(&empty, "amd64", &format!("`{name}` does not hold `llmgw-0.1.0-{GNU}/llmgw`"));
+    assert!(publisher.requests().is_empty(), "nothing was downloaded: {:?}", publisher.requests());
+}
+
+#[test]
+fn a_manifest_of_llmgw_files_is_checked_with_json_paths() {
+    let sha = "ab".repeat(32);
+    let entry = |target: &str, asset: &str| serde_json::json!({"version": "0.1.0", "arch": "amd64", "target": target, "asset": asset, "size": 3, "sha256": sha});
+    let manifest = |llmgw: serde_json::Value| {
+        let files = serde_json::json!([{"engine": "uv", "version": "0.12.20", "arch": "amd64", "variant": "x86_64",
+            "asset": "uv-x86_64-unknown-linux-gnu.tar.gz", "size": 3, "sha256": sha}]);
+        Manifest::from_json(&serde_json::json!({"format": 1, "files": files, "llmgw": llmgw}).to_string())
+    };
+    let good = manifest(serde_json::json!([entry(GNU, "llmgw-0.1.0-x86_64-unknown-linux-gnu.tar.gz.sha256")]));
+    assert_eq!(good.unwrap().files_by_path().len(), 2);
+    let e = manifest(serde_json::json!([entry("aarch64-unknown-linux-gnu", "x")])).unwrap_err();
+    assert_eq!(e, "llmgw[0].target: `aarch64-unknown-linux-gnu` is not a target llmgw is released for on amd64");
+    let e = manifest(serde_json::json!([entry(GNU, "../../etc/passwd")])).unwrap_err();
+    assert!(e.starts_with("llmgw[0].asset: `../../etc/passwd` is neither `llmgw-0.1.0-x86_64"), "{e}");
+    let twice = entry(GNU, "llmgw-0.1.0-x86_64-unknown-linux-gnu.tar.gz");
+    let e = manifest(serde_json::json!([twice, twice])).unwrap_err();
+    assert!(
+        e.starts_with("llmgw[1]: `llmgw/0.1.0/llmgw-0.1.0-x86_64-unknown-linux-gnu.tar.gz` is listed twice"),
+        "{e}"
+    );
+}

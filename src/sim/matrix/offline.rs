@@ -73,8 +73,8 @@ pub fn run_offline(
     let local = crate::system::http::Http::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
     let mut sys = crate::system::real::RealSystem::new(local, Box::new(crate::system::real::Silent));
     let out = work.path().join("bundle");
-    let made =
-        bundle::create(&mut sys, &publisher.base_url(), &wants, &arches, &out).map_err(|e| failed("bundle", &e))?;
+    let made = bundle::create(&mut sys, &publisher.base_url(), &wants, &arches, &[], &out)
+        .map_err(|e| failed("bundle", &e))?;
     let mirror = work.path().join("mirror");
     bundle::import(&out, &made.manifest_sha256, &mirror).map_err(|e| failed("import", &e))?;
     // The site: its mirror, and no publisher (its routes answer 503).
