@@ -131,8 +131,11 @@ impl Http {
     }
 
     /// As [`Http::new`], ignoring proxy settings (`http_proxy`, `ALL_PROXY`),
-    /// for the fake server on loopback, which no proxy can reach; and not
-    /// syncing writes, for a simulation's temporary directory.
+    /// for the fake server on loopback, which no proxy can reach; not
+    /// syncing writes, for a simulation's temporary directory; and trusting
+    /// no certificate authority (the fake server speaks plain HTTP), so that
+    /// a machine without CA certificates (a minimal container, a chroot)
+    /// still simulates.
     ///
     /// # Errors
     /// As [`Http::new`].
@@ -149,15 +152,34 @@ impl Http {
     ) -> Result<Http, SysError> {
         // rustls's cryptography: ring's, for the process (already there is fine).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let builder =
-            if proxy { reqwest::blocking::Client::builder() } else { reqwest::blocking::Client::builder().no_proxy() };
+        let builder = if proxy {
+            reqwest::blocking::Client::builder()
+        } else {
+            // Loopback is plain HTTP: no roots to load, so none are needed on the machine.
+            let tls = rustls::ClientConfig::builder()
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth();
+            reqwest::blocking::Client::builder().no_proxy().tls_backend_preconfigured(tls)
+        };
         let client = builder
             .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(connect_timeout))
             .timeout(Duration::from_secs(read_timeout))
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
-            .map_err(|e| SysError::Network(e.without_url().to_string()))?;
+            .map_err(|e| {
+                let e = e.without_url();
+                let mut why = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    why = format!("{why}: {s}");
+                    source = s.source();
+                }
+                SysError::Network(format!(
+                    "cannot set up the HTTPS client ({why}); a machine without CA certificates needs its \
+                     ca-certificates package, or SSL_CERT_FILE naming a bundle"
+                ))
+            })?;
         Ok(Http { client, token, durable, request_timeout: None })
     }
 

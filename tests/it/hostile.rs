@@ -379,3 +379,17 @@ fn a_stopped_simulation_leaves_no_scratch() {
 fn send(pid: u32, signal: &str) {
     Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap();
 }
+
+/// A machine without CA certificates (a minimal container, a chroot) still
+/// simulates: the fake server is plain HTTP on loopback.
+#[test]
+fn a_machine_without_ca_certificates_still_simulates() {
+    let out = llmgw()
+        .args(["simulate", "--host", "v100", "--want", "uv@0.13.9"])
+        .env("SSL_CERT_FILE", "/nonexistent/ca.pem")
+        .env("SSL_CERT_DIR", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("uv@0.13.9: ready x86_64"));
+}
