@@ -33,7 +33,9 @@ fn main() {
     let code = match cli::run(cli) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("llmgw: error: {}", f.message());
+            // A file name or a value the user gave may hold controls: escaped, line by line.
+            let message: Vec<String> = f.message().lines().map(llmgw::text::for_terminal).collect();
+            eprintln!("llmgw: error: {}", message.join("\n"));
             f.exit_code()
         }
     };

@@ -144,7 +144,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
     output::emit(&text)?;
     if let Some(e) = &pass.status_error {
-        eprintln!("llmgw: error: {e}");
+        eprintln!("llmgw: error: {}", llmgw::text::for_terminal(&e.to_string()));
         return Ok(EXIT_INTERNAL);
     }
     Ok(report.exit_code())

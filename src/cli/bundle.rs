@@ -115,7 +115,7 @@ fn failure(e: BundleError) -> Result<i32, Failure> {
         BundleError::Refused(m) => Err(Failure::BadInput(m)),
         BundleError::Io(m) => Err(Failure::Internal(m)),
         BundleError::Fetch(m) => {
-            eprintln!("llmgw: error: {m}; no bundle was written");
+            eprintln!("llmgw: error: {}; no bundle was written", llmgw::text::for_terminal(&m));
             Ok(EXIT_FAULT)
         }
     }

@@ -157,7 +157,17 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
     if flags.is_empty() {
         return Ok(default());
     }
-    flags.iter().map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}")))).collect()
+    let wants: Vec<Want> = flags
+        .iter()
+        .map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}"))))
+        .collect::<Result<_, _>>()?;
+    if let Some((i, j)) = llmgw::recipe::first_repeat(&wants) {
+        return Err(Failure::BadInput(format!(
+            "--want `{}` is --want `{}` again; give each want once",
+            flags[j], flags[i]
+        )));
+    }
+    Ok(wants)
 }
 
 /// A URL flag (`--github-api`, `--offline-base`): http:// or https:// with

@@ -50,6 +50,13 @@ pub struct Args {
 
 /// Runs `simulate`.
 pub fn run(args: Args) -> Result<i32, Failure> {
+    if args.what_if.diff && args.format == Format::Json {
+        return Err(Failure::BadInput(
+            "--diff prints what changes as text: leave out --format json (for JSON, run simulate with and \
+             without the change, or `matrix --hosts DIR --summary --diff --format json`)"
+                .into(),
+        ));
+    }
     let original = input::host(&args.host)?;
     let wants = args.offline.apply(input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?)?;
     let catalog = args.what_if.catalog()?;

@@ -234,6 +234,12 @@ pub enum HostError {
     },
 }
 
+/// The most GPUs a host description may list: a bound on the work one
+/// host makes (the simulation checks every GPU against every build; 5,000
+/// GPUs took 43 s), far above the largest single node (an HGX board holds
+/// 8 or 16; NVIDIA's NVL72 rack is 18 nodes of 4).
+pub const MAX_GPUS: usize = 256;
+
 /// The JSON Schema (draft 2020-12) of a host description, generated from
 /// [`Host`] itself (`llmgw schema host`): for editors, which check a file as
 /// it is typed. The parser is stricter in one way the schema cannot say: a
@@ -248,6 +254,7 @@ pub fn json_schema() -> serde_json::Value {
     let defs = &mut schema["$defs"];
     defs["Gpu"]["properties"]["name"]["pattern"] = not_blank;
     defs["Nvidia"]["properties"]["gpus"]["minItems"] = 1.into();
+    defs["Nvidia"]["properties"]["gpus"]["maxItems"] = MAX_GPUS.into();
     let version = |pattern: &str| serde_json::json!([{"type": "string", "pattern": pattern}, {"type": "null"}]);
     defs["Os"]["properties"]["glibc"]["anyOf"] = version("^\\s*2\\.[0-9]+\\s*$");
     defs["Os"]["properties"]["glibcxx"]["anyOf"] = version("^\\s*3\\.4\\.[0-9]+\\s*$");
@@ -303,6 +310,12 @@ impl Host {
         if let Some(nv) = &self.nvidia {
             if nv.gpus.is_empty() {
                 return Err(invalid("nvidia.gpus", "lists no GPU; a machine without NVIDIA GPUs has \"nvidia\": null"));
+            }
+            if nv.gpus.len() > MAX_GPUS {
+                return Err(invalid(
+                    "nvidia.gpus",
+                    &format!("lists {} GPUs; a machine has at most {MAX_GPUS}", nv.gpus.len()),
+                ));
             }
             for (i, g) in nv.gpus.iter().enumerate() {
                 if g.name.trim().is_empty() {

@@ -130,7 +130,7 @@ fn read_as<'data, H: FileHeader<Endian = Endianness>, R: ReadRef<'data>>(
     if end.is_none_or(|e| e > len) {
         return Err(error(
             shoff,
-            format!("the section headers ({count} of {entsize} bytes) run past the end of the file ({len} bytes)"),
+            format!("the {count} section headers ({entsize} bytes each) run past the end of the file ({len} bytes)"),
         ));
     }
     let sections = header.sections(endian, data).map_err(|e| error(shoff, format!("section headers: {e}")))?;

@@ -365,6 +365,23 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
         return Err(BundleError::Refused(format!("--manifest-sha256 `{manifest_sha256}` is not 64 hex digits")));
     }
     let meta = fs::metadata(bundle).map_err(|e| BundleError::Refused(format!("bundle `{}`: {e}", bundle.display())))?;
+    // A bundle is a directory or a tar file: a FIFO would hold the import
+    // forever, a device would be read as a tar without end.
+    if !meta.is_dir() && !meta.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        let is = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "a special file"
+        };
+        return Err(BundleError::Refused(format!(
+            "bundle `{}` is {is}, not a directory or a tar file; nothing was imported",
+            bundle.display()
+        )));
+    }
     let parent = mirror.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !parent.is_dir() {
         return Err(BundleError::Refused(format!(

@@ -32,8 +32,8 @@ use crate::nvidia;
 pub use llama_cpp::build_in_version_line;
 pub use python::{PYTHON, UV_VERSION};
 pub use want::{
-    Engine, LATEST, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, is_sha256_hex, plain_name,
-    wants_json_schema,
+    Engine, LATEST, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, first_repeat, is_sha256_hex,
+    plain_name, wants_json_schema,
 };
 
 /// One published build, chosen for one machine.

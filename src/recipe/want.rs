@@ -350,12 +350,33 @@ pub struct WantsFile {
     pub wants: Vec<Want>,
 }
 
+/// The first want that repeats an earlier one — the same engine, version,
+/// variant (`llamacpp` is `llama.cpp`) and offline mirror (a want online and
+/// the same from a mirror are two) — as `(earlier, later)`
+/// indexes: a node converges a want once, and a report or a matrix with two
+/// of it would disagree with itself.
+pub fn first_repeat(wants: &[Want]) -> Option<(usize, usize)> {
+    wants.iter().enumerate().find_map(|(j, w)| {
+        wants[..j]
+            .iter()
+            .position(|v| {
+                v.engine == w.engine
+                    && v.version == w.version
+                    && v.variant == w.variant
+                    && v.offline_base == w.offline_base
+            })
+            .map(|i| (i, j))
+    })
+}
+
 /// The JSON Schema (draft 2020-12) of a wants file, generated from
 /// [`WantsFile`] itself (`llmgw schema wants`). Versions and variants are
 /// checked against each engine by the parser alone (`WantsFile::from_json`).
 pub fn wants_json_schema() -> serde_json::Value {
     let mut schema = schemars::schema_for!(WantsFile).to_value();
     schema["$id"] = "https://github.com/llmgw/llmgw/schema/wants.json".into();
+    // A want given twice is refused (`first_repeat`); the schema sees the exact repeats.
+    schema["properties"]["wants"]["uniqueItems"] = true.into();
     schema
 }
 
@@ -376,6 +397,9 @@ impl WantsFile {
                 let sep = if e.starts_with("offline_") { "." } else { ": " };
                 format!("wants[{i}]{sep}{e}")
             })?;
+        }
+        if let Some((i, j)) = first_repeat(&file.wants) {
+            return Err(format!("wants[{j}]: {} is wants[{i}] again; give each want once", file.wants[j]));
         }
         Ok(file)
     }

@@ -364,3 +364,55 @@ fn plan_says_the_version_substituted_as_simulate_does() {
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["plans"][0]["candidates"][0]["note"], note.trim_start_matches("note: "));
 }
+
+#[test]
+fn a_want_given_twice_is_refused_naming_both() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = llmgw_in(
+        nowhere.path(),
+        &["simulate", "--host", "v100", "--want", "llama.cpp@b10850", "--want", "llamacpp@b10850"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "llmgw: error: --want `llamacpp@b10850` is --want `llama.cpp@b10850` again; give each want once\n"
+    );
+    std::fs::write(
+        nowhere.path().join("w.json"),
+        r#"{"wants": [{"engine": "uv", "version": "0.13.9"}, {"engine": "llama.cpp", "version": "b11459"}, {"engine": "uv", "version": "0.13.9"}]}"#,
+    )
+    .unwrap();
+    for args in [
+        &["simulate", "--host", "v100", "--wants", "w.json"][..],
+        &["matrix", "--wants", "w.json", "--update", "--expected", "e.json"],
+    ] {
+        let out = llmgw_in(nowhere.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("wants[2]: uv@0.13.9 is wants[0] again; give each want once"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!nowhere.path().join("e.json").exists(), "nothing written");
+}
+
+#[test]
+fn simulate_diff_as_json_is_refused_rather_than_printed_as_text() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = llmgw_in(
+        nowhere.path(),
+        &["simulate", "--host", "v100", "--set", "nvidia.driver=580.95.05", "--diff", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("--diff prints what changes as text: leave out --format json"));
+}
+
+#[test]
+fn plan_of_latest_is_bad_input() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = llmgw_in(nowhere.path(), &["plan", "--host", "v100", "--want", "llama.cpp@latest"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`llama.cpp@latest` names no version to plan"), "{}", text(&out.stderr));
+}

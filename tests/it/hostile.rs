@@ -112,6 +112,15 @@ fn input_files_are_regular_and_bounded() {
     }
     let (code, _, err) = run(&["agent", "--wants", "/dev/zero", "--host", &v100, "--once"]);
     assert_eq!((code, err.contains("is a device")), (2, true), "{err}");
+    // A bundle to import is a directory or a tar file: a FIFO never holds the import.
+    let mirror = t.path().join("mirror");
+    for (path, says) in [("/dev/zero", "is a device"), (p(&fifo), "is a FIFO")] {
+        let (code, _, err) =
+            run(&["bundle", "import", path, "--manifest-sha256", &"a".repeat(64), "--mirror", p(&mirror)]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(says) && err.contains("not a directory or a tar file"), "{path}: {err}");
+    }
+    assert!(!mirror.exists(), "no mirror made");
     let host = std::fs::read(super::host_path("v100.json")).unwrap();
     let out = llmgw()
         .args(["plan", "--host", "-", "--want", "uv@0.12.20"])
@@ -392,4 +401,14 @@ fn a_machine_without_ca_certificates_still_simulates() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("uv@0.13.9: ready x86_64"));
+}
+
+/// A control character in a path the user gave is escaped in the error, as
+/// in every report: no escape sequence reaches the terminal.
+#[test]
+fn an_error_naming_a_path_with_controls_escapes_them() {
+    let (code, _, err) = run(&["simulate", "--host", "esc\u{1b}[31mred.json"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(err.contains("esc\\u{001b}[31mred.json"), "{err}");
 }

@@ -58,6 +58,7 @@ fn v100_with(change: impl Fn(&mut serde_json::Value)) -> String {
 #[case::unknown_arch(|d: &mut serde_json::Value| d["arch"] = "x86".into(), false)]
 #[case::blank_name(|d: &mut serde_json::Value| d["name"] = "  ".into(), false)]
 #[case::no_gpus(|d: &mut serde_json::Value| d["nvidia"]["gpus"] = serde_json::json!([]), false)]
+#[case::too_many_gpus(|d: &mut serde_json::Value| { let g = d["nvidia"]["gpus"][0].clone(); d["nvidia"]["gpus"] = serde_json::Value::Array(vec![g; 257]); }, false)]
 #[case::no_nvidia(|d: &mut serde_json::Value| d["nvidia"] = serde_json::Value::Null, true)]
 #[case::nvidia_absent(|d: &mut serde_json::Value| { d.as_object_mut().unwrap().remove("nvidia"); }, true)]
 #[case::cc_as_number(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["compute_capability"] = serde_json::json!(8.6), true)]
@@ -88,6 +89,7 @@ fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Valu
 #[case::unknown_field(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "pin": true}]}"#, false)]
 #[case::no_version(r#"{"wants": [{"engine": "uv"}]}"#, false)]
 #[case::not_a_list(r#"{"wants": {"engine": "uv", "version": "0.13.9"}}"#, false)]
+#[case::twice(r#"{"wants": [{"engine": "uv", "version": "0.13.9"}, {"engine": "uv", "version": "0.13.9"}]}"#, false)]
 #[case::top_level_field(r#"{"wants": [], "extra": 1}"#, false)]
 fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: bool) {
     let schema = compiled("wants");
