@@ -319,13 +319,15 @@ impl<'a> Installer<'a> {
         notes.extend(earlier_notes);
         let mut failures: Vec<String> = Vec::new();
 
-        for build in &plan.candidates {
+        for (i, build) in plan.candidates.iter().enumerate() {
             let _span = tracing::info_span!("build", variant = %build.variant).entered();
+            tracing::info!("trying the {} build, candidate {} of {}", build.variant, i + 1, plan.candidates.len());
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
             let result = self.install_build(want, build, &paths);
             let _ = self.sys.remove(&paths.staging);
             match result {
                 Ok((binary, why)) => {
+                    tracing::info!("installed: {why}");
                     let how = format!("installed: {why}");
                     attempts.push(Attempt::new(&build.variant, Outcome::Installed, why));
                     attempts.extend(left_out(plan));

@@ -416,3 +416,15 @@ fn plan_of_latest_is_bad_input() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("`llama.cpp@latest` names no version to plan"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn verbose_simulate_says_each_build_it_tries_and_what_proved_it() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = llmgw_in(nowhere.path(), &["-v", "simulate", "--host", "v100", "--want", "llama.cpp@b11459"]);
+    let said = text(&out.stderr);
+    assert!(said.contains("trying the vulkan build, candidate 1 of 1"), "{said}");
+    assert!(said.contains("installed: installed the OS package libvulkan1; computes on Vulkan0"), "{said}");
+    // Without -v, nothing of it.
+    let quiet = llmgw_in(nowhere.path(), &["simulate", "--host", "v100", "--want", "llama.cpp@b11459"]);
+    assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
+}
