@@ -13,6 +13,8 @@ them in its cache (`<cache>/results/<file>.inspect.json`):
   node-llama-cpp-linux-arm64-3.22.1.tgz.inspect.json       CPU arm64
   libcudart.so.13.inspect.json   nvidia-cuda-runtime 13.5.37 (PyPI)
   libcudart.so.12.inspect.json   nvidia-cuda-runtime-cu12 12.9 (PyPI)
+  nvidia-cublas-13.8.2.12.whl.inspect.json      nvidia-cublas 13.8.2.12 (PyPI)
+  nvidia-cublas-cu12-12.9.3.13.whl.inspect.json nvidia-cublas-cu12 12.9.3.13 (PyPI)
 
 The official release archives are on GitHub, which this project's machines
 cannot reach; the npm packages are ggml builds of the same source
@@ -173,6 +175,22 @@ def main():
     arm = load(d, "node-llama-cpp-linux-arm64-3.22.1.tgz.inspect.json")
     cudart13 = load(d, "libcudart.so.13.inspect.json")["libcudart.so.13"]["elf"]
     cudart12 = load(d, "libcudart.so.12.inspect.json")["libcudart.so.12"]["elf"]
+    cublas = {
+        "13": load(d, "nvidia-cublas-13.8.2.12.whl.inspect.json"),
+        "12": load(d, "nvidia-cublas-cu12-12.9.3.13.whl.inspect.json"),
+    }
+
+    def blas_stub(major, name, arch):
+        """libcublas(Lt).so.<major> as NVIDIA's wheel has it: its needs, symbol
+        versions and RUNPATH; its own kernels left out (ggml's backend is what
+        the GPU check asks about)."""
+        f = cublas[major][name]
+        stub = {k: v for k, v in f["elf"].items() if k != "backend"}
+        if f.get("rpath"):
+            stub["runpath"] = f["rpath"]
+        if arch == "arm64":
+            stub["needed"] = [n.replace("ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1") for n in stub["needed"]]
+        return stub
 
     # The CUDA archives are built in nvidia/cuda's Ubuntu 24.04 image (GCC 13):
     # a user reports the official CUDA build needs GLIBC 2.38.
@@ -222,8 +240,8 @@ def main():
         rt = dict(cudart)
         if arch == "arm64":
             rt["needed"] = [n.replace("ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1") for n in rt["needed"]]
-        lt = dict(rt, needed=["libdl.so.2", "libpthread.so.0", "librt.so.1"] + SYSTEM, runpath="$ORIGIN")
-        blas = dict(lt, needed=[f"libcublasLt.so.{major}", f"libcudart.so.{major}"] + lt["needed"])
+        lt = blas_stub(major, f"libcublasLt.so.{major}", arch)
+        blas = blas_stub(major, f"libcublas.so.{major}", arch)
         add(f"{companion}.tar.gz", companion, [
             {"path": f"libcudart.so.{major}", "elf": rt},
             {"path": f"libcublasLt.so.{major}", "elf": lt},
@@ -265,8 +283,10 @@ SOURCES = [
     "links are there too is UNCONFIRMED (no tar listing of the archive is public)",
     "libcudart.so.13 as read from PyPI nvidia-cuda-runtime 13.5.37 (lib sha256 "
     "be114eaabb3f3251…: needs GLIBC_2.17 at most), libcudart.so.12 from nvidia-cuda-runtime-cu12 12.9 "
-    "(256e6409e4f06f61…); libcublas and libcublasLt are given the runtime's needs: UNCONFIRMED (the "
-    "nvidia-cublas wheels, 600 MB, were not read)",
+    "(256e6409e4f06f61…); libcublas.so.13 and libcublasLt.so.13 as read from PyPI nvidia-cublas "
+    "13.8.2.12 (wheel sha256 21721774d8e7044d…), libcublas.so.12 and libcublasLt.so.12 from "
+    "nvidia-cublas-cu12 12.9.3.13 (d7d51055f161b317…): libcublas needs libcublasLt and GLIBC_2.17, "
+    "libcublasLt GLIBC_2.27, neither libstdc++; RUNPATH $ORIGIN (llmgw inspect of each wheel)",
     "Versioned SONAMEs with link chains libllama.so -> libllama.so.0 -> libllama.so.0.6.0 (llama 0.6.0, "
     "ggml 0.26.0 at b11429), libllama-server-impl.so and libllama-common.so.0 beside llama-server, and "
     "DT_NEEDED naming libX.so.0: a downstream list of the b11429 archives' files (solstone "
