@@ -368,18 +368,10 @@ pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imp
     // A bundle is a directory or a tar file: a FIFO would hold the import
     // forever, a device would be read as a tar without end.
     if !meta.is_dir() && !meta.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = meta.file_type();
-        let is = if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else {
-            "a special file"
-        };
         return Err(BundleError::Refused(format!(
-            "bundle `{}` is {is}, not a directory or a tar file; nothing was imported",
-            bundle.display()
+            "bundle `{}` is {}, not a directory or a tar file; nothing was imported",
+            bundle.display(),
+            crate::system::files::kind_in_words(meta.file_type())
         )));
     }
     let parent = mirror.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -196,23 +196,11 @@ pub enum OutputError {
 /// [`OutputError`]: a path whose directory does not exist, or where
 /// something other than a regular file is.
 pub fn check_output(path: &Path) -> Result<Output, OutputError> {
-    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     if path.file_name().is_none() {
         return Err(OutputError::NoFile);
     }
-    let kind_of = |t: fs::FileType| -> &'static str {
-        if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "a special file"
-        }
-    };
+    let kind_of = kind_in_words;
     let target = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).map_err(|_| OutputError::DanglingLink)?,
         _ => path.to_path_buf(),
@@ -253,6 +241,26 @@ pub enum InputError {
     Io(String),
 }
 
+/// What something that is not a regular file is, in words for an error:
+/// `a directory`, `a FIFO`, `a device`, `a socket`, `a special file`
+/// (`a regular file` for one).
+pub fn kind_in_words(t: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
 /// The bytes of a file the user names (a host description, a wants file, a
 /// scenario), refused unless it is a regular file (a link to one is fine)
 /// of at most `max` bytes; `what` it is meant to be says why in the error.
@@ -274,19 +282,7 @@ pub fn read_input(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, 
         )?;
     let kind = file.metadata().map_err(|e| InputError::Io(e.to_string()))?.file_type();
     if !kind.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let is = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "a special file"
-        };
-        return Err(InputError::NotRegular(is));
+        return Err(InputError::NotRegular(kind_in_words(kind)));
     }
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes).map_err(|e| InputError::Io(e.to_string()))?;

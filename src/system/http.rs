@@ -168,16 +168,10 @@ impl Http {
             .redirect(reqwest::redirect::Policy::limited(10))
             .build()
             .map_err(|e| {
-                let e = e.without_url();
-                let mut why = e.to_string();
-                let mut source = std::error::Error::source(&e);
-                while let Some(s) = source {
-                    why = format!("{why}: {s}");
-                    source = s.source();
-                }
                 SysError::Network(format!(
-                    "cannot set up the HTTPS client ({why}); a machine without CA certificates needs its \
-                     ca-certificates package, or SSL_CERT_FILE naming a bundle"
+                    "cannot set up the HTTPS client ({}); a machine without CA certificates needs its \
+                     ca-certificates package, or SSL_CERT_FILE naming a bundle",
+                    with_sources(&e.without_url())
                 ))
             })?;
         Ok(Http { client, token, durable, request_timeout: None })
@@ -371,22 +365,20 @@ fn network(e: reqwest::Error) -> SysError {
     }
     let host = e.url().and_then(|u| u.host_str()).map(str::to_string);
     let e = e.without_url();
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    let mut cause = Cause::Other;
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            cause = cause.or(Cause::of(io));
-        }
-        src = s.source();
-    }
+    let msg = with_sources(&e);
+    let cause = std::iter::successors(std::error::Error::source(&e), |s| s.source())
+        .filter_map(|s| s.downcast_ref::<std::io::Error>())
+        .fold(Cause::Other, |cause, io| cause.or(Cause::of(io)));
     let resolver = || fs::read_to_string("/etc/resolv.conf").ok();
     match unmendable(cause, host.as_deref().unwrap_or("the server"), resolver) {
         Some(why) => SysError::Unreachable(format!("{msg} ({why}; not asked again)")),
         None => SysError::Network(msg),
     }
+}
+
+/// An error and every source under it, as `outer: inner: innermost`.
+fn with_sources(e: &(dyn std::error::Error + 'static)) -> String {
+    std::iter::successors(Some(e), |s| s.source()).map(ToString::to_string).collect::<Vec<_>>().join(": ")
 }
 
 /// What a connection's failure was, as far as asking again is concerned.

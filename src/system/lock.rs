@@ -25,11 +25,14 @@ impl EnginesLock {
     pub fn acquire(dir: &Path) -> Result<EnginesLock, SysError> {
         // Something at the path that is not a directory (a file, a device, a
         // link to nothing) is said as that, not as "File exists".
-        if let Ok(meta) = std::fs::symlink_metadata(dir)
-            && !std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
-        {
-            let is = if meta.file_type().is_symlink() { "a symbolic link to no directory" } else { "not a directory" };
-            return Err(SysError::Io { op: "use", path: dir.to_path_buf(), message: format!("it is {is}") });
+        if std::fs::symlink_metadata(dir).is_ok() && !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+            let is = std::fs::metadata(dir)
+                .map_or("a symbolic link to nothing", |m| super::files::kind_in_words(m.file_type()));
+            return Err(SysError::Io {
+                op: "use",
+                path: dir.to_path_buf(),
+                message: format!("it is {is}, not a directory: give a directory, or a path where one can be made"),
+            });
         }
         std::fs::create_dir_all(dir).map_err(|e| SysError::io("create", dir, &e))?;
         let path = dir.join(".lock");

@@ -412,3 +412,22 @@ fn an_error_naming_a_path_with_controls_escapes_them() {
     assert!(!err.contains('\u{1b}'), "{err}");
     assert!(err.contains("esc\\u{001b}[31mred.json"), "{err}");
 }
+
+/// An engines directory that is something else says what it is, and nothing is made there.
+#[test]
+fn an_engines_dir_that_is_not_a_directory_says_what_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let dangling = t.path().join("dangling");
+    std::os::unix::fs::symlink(t.path().join("nothing"), &dangling).unwrap();
+    for (path, is) in
+        [(p(&file), "a regular file"), (p(&dangling), "a symbolic link to nothing"), ("/dev/null", "a device")]
+    {
+        let (code, _, err) =
+            run(&["provision", "--want", "uv@0.13.9", "--engines-dir", path, "--github-api", "http://127.0.0.1:1"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(&format!("it is {is}, not a directory")), "{path}: {err}");
+    }
+    assert!(!t.path().join("nothing").exists());
+}
