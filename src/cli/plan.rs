@@ -41,12 +41,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let host = input::host(&args.host)?;
     let wants = input::wants(&args.wants, args.wants_file.as_deref(), default_wants)?;
     // `latest` is a question for the publisher, which plan never asks: bad input here.
-    if let Some(w) = wants.iter().find(|w| w.version == llmgw::recipe::LATEST) {
-        return Err(Failure::BadInput(format!(
-            "`{w}` names no version to plan: `latest` is resolved against the publisher when the want is \
-             installed (simulate, provision, agent); plan a version, such as the one `llmgw simulate --want {w}` \
-             reports"
-        )));
+    if let Some(w) = wants.iter().find(|w| w.is_latest()) {
+        return Err(Failure::BadInput(recipe::latest_is_not_planned(w)));
     }
     let release = args.release.as_deref().map(release).transpose()?;
     if let Some((tag, _)) = &release

@@ -311,6 +311,22 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
     plan_published(want, host, Published::Unknown)
 }
 
+/// Why `ENGINE@latest` has no plan: a plan never asks the publisher, and
+/// `latest` is resolved against it when the want is installed. Said by
+/// `plan_published` and by `llmgw plan` (as bad input).
+pub fn latest_is_not_planned(want: &Want) -> String {
+    format!(
+        "`{want}` names no version to plan: `latest` is resolved against the publisher when the want is \
+         installed (simulate, provision, agent); plan a version such as {}",
+        match want.engine {
+            Engine::LlamaCpp => "llama.cpp@b11459",
+            Engine::Vllm => "vllm@0.20.1",
+            Engine::Sglang => "sglang@0.5.4",
+            Engine::Uv => "uv@0.12.20",
+        }
+    )
+}
+
 /// As [`plan`], from what is known of the release: a build whose assets
 /// the release lacks is left out, saying so.
 ///
@@ -318,16 +334,7 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
 /// As [`plan`].
 pub fn plan_published(want: &Want, host: &Host, published: Published) -> Result<Plan, Refusal> {
     if want.is_latest() {
-        return Err(unsupported(format!(
-            "`{want}` names no version to plan: `latest` is resolved against the publisher when the want is \
-             installed (simulate, provision, agent); plan a version such as {}",
-            match want.engine {
-                Engine::LlamaCpp => "llama.cpp@b11459",
-                Engine::Vllm => "vllm@0.20.1",
-                Engine::Sglang => "sglang@0.5.4",
-                Engine::Uv => "uv@0.12.20",
-            }
-        )));
+        return Err(unsupported(latest_is_not_planned(want)));
     }
     // Every build here is linked against glibc: llama.cpp's and uv's are
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
