@@ -379,31 +379,8 @@ fn wait_for_pass(status: &std::path::Path, n: u64) -> AgentStatus {
     panic!("no pass {n} in `{}` within a minute", status.display());
 }
 
-/// A running `llmgw agent`, killed when the test ends however it ends: a
-/// failed assertion leaves no agent behind holding the test's output open.
-struct AgentProcess(std::process::Child);
-
-impl std::ops::Deref for AgentProcess {
-    type Target = std::process::Child;
-    fn deref(&self) -> &std::process::Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for AgentProcess {
-    fn deref_mut(&mut self) -> &mut std::process::Child {
-        &mut self.0
-    }
-}
-
-impl Drop for AgentProcess {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
+/// A running `llmgw agent`, killed when the test ends however it ends.
+type AgentProcess = super::Running;
 
 /// `llmgw agent` on a simulated V100, reading `wants` every `watch_secs`.
 fn spawn_agent(wants: &Path, status: &Path, watch_secs: u64) -> AgentProcess {
@@ -423,7 +400,7 @@ fn spawn_logging(wants: &Path, status: &Path, watch_secs: u64, extra: &[&str], l
         .stderr(log.map_or_else(std::process::Stdio::null, |l| std::fs::File::create(l).unwrap().into()))
         .spawn()
         .unwrap();
-    AgentProcess(child)
+    super::Running(child)
 }
 
 #[test]

@@ -266,19 +266,9 @@ fn the_agent_simulates_the_default_wants_from_anywhere_and_says_what_its_configu
     assert!(text(&node.stderr).contains("--wants <FILE>"), "{}", text(&node.stderr));
 }
 
-/// `llmgw mock-server` stopped however the test ends.
-struct Served(std::process::Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `llmgw mock-server --port 0` with `extra`, and its base URL; the second
 /// line it printed.
-fn serve(extra: &[&str]) -> (Served, String, String) {
+fn serve(extra: &[&str]) -> (super::Running, String, String) {
     use std::io::BufRead;
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
         .args(["mock-server", "--port", "0"])
@@ -287,7 +277,7 @@ fn serve(extra: &[&str]) -> (Served, String, String) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut served = Served(child);
+    let mut served = super::Running(child);
     let mut lines = std::io::BufReader::new(served.0.stdout.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     let base = first.strip_prefix("serving the fake GitHub release API at ").unwrap_or_else(|| panic!("{first}"));

@@ -46,3 +46,30 @@ pub fn host(file: &str) -> Host {
 pub fn asset_mut<'a>(catalog: &'a mut llmgw::sim::truth::Catalog, name: &str) -> &'a mut llmgw::sim::truth::Asset {
     catalog.releases.iter_mut().flat_map(|r| r.assets.iter_mut()).find(|a| a.name == name).unwrap()
 }
+
+/// A child process (an agent, a mock server) killed when the test ends
+/// however it ends: a failed assertion leaves nothing behind holding the
+/// test's output open.
+pub struct Running(pub std::process::Child);
+
+impl std::ops::Deref for Running {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
