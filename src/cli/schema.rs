@@ -1,4 +1,4 @@
-//! `llmgw schema host|wants`: the JSON Schema of the files a person writes
+//! `llmgw schema host|wants|scenario`: the JSON Schema of the files a person writes
 //! by hand, generated from the types the parser reads them into.
 
 use llmgw::report::EXIT_OK;
@@ -10,14 +10,17 @@ use super::output;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     llmgw schema host > host.schema.json\n  \
-    llmgw schema wants > wants.schema.json\n\n\
+    llmgw schema wants > wants.schema.json\n  \
+    llmgw schema scenario > scenario.schema.json\n\n\
     Point an editor at it: in VS Code, \"json.schemas\": [{\"fileMatch\": [\"matrix/hosts/*.json\"],\n\
     \"url\": \"./host.schema.json\"}]; or put \"$schema\": \"./host.schema.json\" in a file you\n\
     only edit (llmgw refuses fields it does not know, that one included).\n\n\
     The parser checks a little more than the schema can say: versions and variants\n\
-    against each engine, and that a glibc system gives its glibc.")]
+    against each engine, that a glibc system gives its glibc, and that what a scenario\n\
+    names (release, asset, file) exists in the truth.")]
 pub struct Args {
-    /// Which file: host (a host description, matrix/hosts/*.json) or wants (matrix/wants.json).
+    /// Which file: host (a host description, matrix/hosts/*.json), wants (matrix/wants.json)
+    /// or scenario (a variant of the truth, mocks/scenarios/*.json).
     #[arg(value_enum)]
     what: What,
 }
@@ -29,6 +32,8 @@ enum What {
     Host,
     /// A wants file.
     Wants,
+    /// A scenario file.
+    Scenario,
 }
 
 /// Runs `schema`: the schema as pretty JSON on stdout.
@@ -36,6 +41,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let schema = match args.what {
         What::Host => llmgw::host::json_schema(),
         What::Wants => llmgw::recipe::wants_json_schema(),
+        What::Scenario => llmgw::sim::truth::scenario::json_schema(),
     };
     output::emit(&(serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"))?;
     Ok(EXIT_OK)

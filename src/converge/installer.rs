@@ -240,8 +240,18 @@ impl<'a> Installer<'a> {
                 Some(ready) => ready,
                 None => me.try_candidates(want, &plan, earlier),
             }),
-            Err(Refusal::NotHere { reason }) => refused(want, State::NotHere, reason, vec![]),
-            Err(Refusal::Unsupported { reason, excluded }) => refused(want, State::Unsupported, reason, excluded),
+            // Refused by the rules: first whether the version exists at all
+            // (an offline want's mirror is not asked: it is a bundle's).
+            Err(refusal) => match (!origin.is_mirror())
+                .then(|| super::exists::unpublished(self.sys, self.cfg, &mut self.source, want))
+                .flatten()
+            {
+                Some(why) => refused(want, State::Failed, why, vec![]),
+                None => match refusal {
+                    Refusal::NotHere { reason } => refused(want, State::NotHere, reason, vec![]),
+                    Refusal::Unsupported { reason, excluded } => refused(want, State::Unsupported, reason, excluded),
+                },
+            },
         }
     }
 

@@ -28,6 +28,7 @@
 mod archives;
 pub mod checks;
 pub mod compute;
+mod exists;
 pub mod failure;
 mod installer;
 pub mod latest;

@@ -128,28 +128,7 @@ pub(super) fn preflight(
         pins.push((want.engine.as_str().to_string(), want.version.clone()));
     }
     for (project, version) in pins {
-        let url = format!("{}/{project}/", cfg.pypi_simple.trim_end_matches('/'));
-        let resp = sys
-            .http_get(&url, "application/vnd.pypi.simple.v1+json")
-            .map_err(|e| BuildFailure::Index(format!("PyPI ({project}): {e}")))?;
-        #[derive(serde::Deserialize)]
-        struct Page {
-            versions: Vec<String>,
-        }
-        let versions: Vec<String> = match resp.status {
-            200 => {
-                serde_json::from_slice::<Page>(&resp.body)
-                    .map_err(|e| {
-                        BuildFailure::Index(format!(
-                            "PyPI ({project}): the project page is not PEP 691 JSON with `versions`: {e}"
-                        ))
-                    })?
-                    .versions
-            }
-            404 => vec![],
-            status => return Err(BuildFailure::Index(format!("PyPI ({project}): HTTP {status}"))),
-        };
-        if !versions.iter().any(|v| v == &version || v.split('+').next() == Some(version.as_str())) {
+        if !super::exists::lists(&super::exists::pypi_versions(sys, cfg, &project)?, &version) {
             return Err(BuildFailure::Index(format!("PyPI has no {project} {version}")));
         }
     }

@@ -206,6 +206,37 @@ fn a_version_that_does_not_exist_is_named_and_nothing_is_installed_for_it() {
     }
 }
 
+/// On a node the rules refuse the engine on (a driver too old, kernels
+/// missing, no GPU at all), a version that does not exist is said first,
+/// not a reason that speaks of it as if it did; an existing version keeps
+/// the rules' reason.
+#[rstest::rstest]
+#[case::driver_too_old("t4-ubuntu22.04-driver535.json", "vllm@0.99.0", "PyPI has no vllm 0.99.0")]
+#[case::kernels_missing("v100-ubuntu20.04-driver470.json", "sglang@0.5.5", "PyPI has no sglang 0.5.5")]
+#[case::no_gpu("nogpu-debian12.json", "sglang@0.5.5", "PyPI has no sglang 0.5.5")]
+#[case::uv_on_musl("nogpu-alpine3.21.json", "uv@9.9.9", "astral-sh/uv has no release `9.9.9`")]
+fn a_version_that_does_not_exist_is_said_before_why_it_could_not_run(
+    #[case] file: &str,
+    #[case] want: &str,
+    #[case] said: &str,
+) {
+    let host = super::host(file);
+    assert!(recipe::plan(&Want::parse(want).unwrap(), &host).is_err(), "{file}: the rules refuse {want}");
+    let s = simulate(&host, &[Want::parse(want).unwrap()]).unwrap().engines.remove(0);
+    assert_eq!((s.state, s.detail.as_str()), (State::Failed, said), "{file}");
+    let engine = want.split('@').next().unwrap();
+    let version = match engine {
+        "vllm" => "0.20.1",
+        "sglang" => "0.5.4",
+        _ => "0.13.9",
+    };
+    let existing = format!("{engine}@{version}");
+    let kept = simulate(&host, &[Want::parse(&existing).unwrap()]).unwrap().engines.remove(0);
+    assert_ne!(kept.state, State::Failed, "{file}: {existing}: {}", kept.detail);
+    let unpublished = kept.detail.contains("PyPI has no") || kept.detail.contains("has no release");
+    assert!(!unpublished, "{file}: {existing}: {}", kept.detail);
+}
+
 #[test]
 fn without_a_package_manager_a_missing_compiler_is_named() {
     let mut host = super::host("h100-ubuntu24.04-driver580.json");

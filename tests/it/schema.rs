@@ -1,6 +1,7 @@
-//! `llmgw schema host|wants`: the JSON Schema editors check files with, and
-//! the strict parser, agree: every host file of the checkout and the default
-//! wants validate; a set of wrong files is refused by both.
+//! `llmgw schema host|wants|scenario`: the JSON Schema editors check files
+//! with, and the strict parser, agree: every host file and scenario of the
+//! checkout and the default wants validate; a set of wrong files is refused
+//! by both.
 
 use boon::{Compiler, Schemas};
 
@@ -96,4 +97,60 @@ fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: b
     let parsed = llmgw::recipe::WantsFile::from_json(text);
     assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
     assert_eq!(valid(&schema, text), accepted, "the schema on {text}");
+}
+
+#[test]
+fn every_scenario_of_the_checkout_validates_against_the_scenario_schema() {
+    let schema = compiled("scenario");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocks/scenarios");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        if let Err(e) = schema.0.validate(&doc, schema.1) {
+            panic!("{}: {e}", path.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 21, "{n} scenario files");
+}
+
+/// A scenario of one fault of llama.cpp's b10850 release, with `fault`'s fields.
+fn one_fault(fault: &str) -> String {
+    format!(r#"{{"description": "x", "faults": [{{"release": "ggml-org/llama.cpp@b10850", {fault}}}]}}"#)
+}
+
+const VULKAN: &str = r#""asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz""#;
+
+#[rstest::rstest]
+#[case::status(one_fault(r#""status": 503, "times": 2"#), true)]
+#[case::body(one_fault(&format!(r#"{VULKAN}, "body": "cut_short", "times": 1"#)), true)]
+#[case::status_and_null_body(one_fault(r#""status": 503, "body": null"#), true)]
+#[case::both(one_fault(&format!(r#"{VULKAN}, "status": 503, "body": "reset""#)), false)]
+#[case::neither(one_fault(r#""times": 1"#), false)]
+#[case::not_an_error(one_fault(r#""status": 200"#), false)]
+#[case::times_zero(one_fault(r#""status": 503, "times": 0"#), false)]
+#[case::unknown_body(one_fault(&format!(r#"{VULKAN}, "body": "garbled""#)), false)]
+#[case::asset_fault_without_asset(one_fault(r#""body": "one_byte_changed""#), false)]
+#[case::body_with_retry_after(one_fault(r#""body": "redirect_loop", "retry_after_secs": 5"#), false)]
+#[case::wait_over_a_year(one_fault(r#""status": 429, "retry_after_secs": 40000000"#), false)]
+#[case::unknown_field(one_fault(r#""status": 503, "colour": "red""#), false)]
+#[case::no_description(r#"{"faults": []}"#.to_string(), false)]
+#[case::top_level_field(r#"{"description": "x", "when": "now"}"#.to_string(), false)]
+#[case::timeout_zero(r#"{"description": "x", "machine": {"http_timeout_secs": 0}}"#.to_string(), false)]
+#[case::timeout_a_day(r#"{"description": "x", "machine": {"http_timeout_secs": 86400}}"#.to_string(), false)]
+#[case::crash_before_zero(r#"{"description": "x", "machine": {"crash_before_change": 0}}"#.to_string(), false)]
+#[case::crash_before_one(r#"{"description": "x", "machine": {"crash_before_change": 1}}"#.to_string(), true)]
+#[case::unknown_program_fault(r#"{"description": "x", "machine": {"compute_program": "explodes"}}"#.to_string(), false)]
+#[case::backend(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", "path": "libggml-vulkan.so", "backend": {"kind": "cpu"}}]}"#.to_string(), true)]
+#[case::backend_unknown_kind(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "a", "path": "p", "backend": {"kind": "metal"}}]}"#.to_string(), false)]
+#[case::cuda_without_toolkit(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "a", "path": "p", "backend": {"kind": "cuda", "sass": [], "ptx": [], "compressed": false}}]}"#.to_string(), false)]
+fn the_scenario_schema_and_the_parser_agree(#[case] text: String, #[case] accepted: bool) {
+    use llmgw::sim::truth::scenario::Scenario;
+    let schema = compiled("scenario");
+    let parsed = Scenario::from_json(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|s| s.apply(llmgw::sim::truth::embedded_catalog()).map(drop));
+    assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
+    assert_eq!(valid(&schema, &text), accepted, "the schema on {text}");
 }

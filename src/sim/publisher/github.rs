@@ -27,7 +27,9 @@ use super::{decoded_path, get_or_head, invalid, tarball, wheel};
 use crate::sim::truth::{self, Asset, Catalog, Release};
 
 /// The content type GitHub gives a `.tar.gz` asset: UNCONFIRMED (set by
-/// the uploader, docs.github.com/rest/releases/assets).
+/// the uploader, docs.github.com/rest/releases/assets; what llama.cpp's and
+/// uv's uploaders send is in mocks/README.md, "The server"). llmgw never
+/// reads an asset's `content_type`.
 const GZIP_CONTENT_TYPE: &str = "application/gzip";
 
 /// The content type GitHub gives a `.sha256` sidecar: UNCONFIRMED (set by the uploader).

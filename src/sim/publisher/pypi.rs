@@ -13,7 +13,10 @@
 //! of its `METADATA`), `size` in bytes and `upload-time`; `{file}.metadata`
 //! serves the `METADATA` ([`wheel::metadata`], PEP 658). A project name that
 //! is not normalized (PEP 503), or lacks the final `/`, answers 301 to the
-//! normalized page, as PyPI does; an unknown project is a 404.
+//! normalized page, as PyPI does (pypi/warehouse `warehouse/api/simple.py`,
+//! `simple_detail`: `HTTPMovedPermanently` to `project.normalized_name`;
+//! `warehouse/views.py`: `append_slash=HTTPMovedPermanently`); an unknown
+//! project is a 404.
 
 use std::collections::{BTreeMap, BTreeSet};
 

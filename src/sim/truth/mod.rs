@@ -54,7 +54,7 @@ pub struct Catalog {
 /// A fault the fake server answers with, for `times` requests or always:
 /// an HTTP error `status`, or a `body` that goes wrong on the way. Exactly
 /// one of the two.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
     /// The release, `owner/name@tag`: `ggml-org/llama.cpp@b10850`.
@@ -81,7 +81,7 @@ pub struct Fault {
 }
 
 /// An answer that starts as a success and goes wrong on the way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BodyFault {
     /// The body stops halfway, the headers having announced all of it; the
@@ -110,7 +110,7 @@ pub enum BodyFault {
 pub const SLOW_FAULT_SECS: u64 = 600;
 
 /// Faults of the simulated machine: a scenario's `machine`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MachineFaults {
     /// The package manager fails whatever it is asked to install.
@@ -146,7 +146,7 @@ pub struct MachineFaults {
 }
 
 /// How a program goes wrong, whatever it is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgramFault {
     /// It never ends: the time limit kills it, having printed nothing.
@@ -156,7 +156,7 @@ pub enum ProgramFault {
 }
 
 /// How a model file is damaged on its way to the disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelDamage {
     /// Only its first half is written.

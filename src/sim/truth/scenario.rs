@@ -16,8 +16,11 @@ use crate::strict_json::{self, JsonError};
 /// The longest wait a scenario may ask of the fake server, in seconds (a year).
 const MAX_SCENARIO_SECS: u64 = 365 * 24 * 3600;
 
+/// The longest HTTP timeout a scenario may give the machine, in seconds (an hour).
+const MAX_HTTP_TIMEOUT_SECS: u64 = 3600;
+
 /// A variant of the truth.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// What the scenario asks, in a sentence.
@@ -42,7 +45,7 @@ pub struct Scenario {
 }
 
 /// One file of one release asset, as the scenario would have it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TruthPatch {
     /// `owner/name@tag`: `ggml-org/llama.cpp@b10850`.
@@ -66,7 +69,7 @@ pub struct TruthPatch {
 /// repository under tag `release`, with only `assets` of its assets (named
 /// with the new tag), published at `published_at`. Its programs print the
 /// new build number.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewRelease {
     /// `owner/name@tag`: `ggml-org/llama.cpp@b11461`.
@@ -243,7 +246,7 @@ impl Scenario {
                 Some(0) => {
                     return Err("machine.http_timeout_secs: 0 would time out every request; give 1 or more".into());
                 }
-                Some(secs) if secs > 3600 => {
+                Some(secs) if secs > MAX_HTTP_TIMEOUT_SECS => {
                     return Err(format!("machine.http_timeout_secs: {secs} is more than an hour"));
                 }
                 _ => {}
@@ -255,6 +258,42 @@ impl Scenario {
         }
         Ok(out)
     }
+}
+
+/// The JSON Schema (draft 2020-12) of a scenario file, generated from
+/// [`Scenario`] itself (`llmgw schema scenario`), with the limits
+/// [`Scenario::apply`] checks that a schema can say: a fault is a `status`
+/// (an HTTP error, 400–599) or a `body`, never both; `times` from 1; waits
+/// of at most a year; a machine's `http_timeout_secs` from 1 to 3600 and
+/// `crash_before_change` from 1. What only the truth can decide (that a
+/// release, asset or file exists) and a `slow` body without a short
+/// timeout are checked by the parser alone.
+pub fn json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(Scenario).to_value();
+    schema["$id"] = "https://github.com/llmgw/llmgw/schema/scenario.json".into();
+    let defs = &mut schema["$defs"];
+    let fault = &mut defs["Fault"];
+    fault["properties"]["status"]["minimum"] = 400.into();
+    fault["properties"]["status"]["maximum"] = 599.into();
+    fault["properties"]["times"]["minimum"] = 1.into();
+    for wait in ["retry_after_secs", "rate_limit_reset_in_secs"] {
+        fault["properties"][wait]["maximum"] = MAX_SCENARIO_SECS.into();
+    }
+    // Given (not null): a field a fault sets.
+    let given = |field: &str, ty: &str| serde_json::json!({"required": [field], "properties": {field: {"type": ty}}});
+    let waits = serde_json::json!({"anyOf": [given("retry_after_secs", "integer"), given("rate_limit_reset_in_secs", "integer")]});
+    fault["oneOf"] = serde_json::json!([
+        given("status", "integer"),
+        {"allOf": [given("body", "string"), {"not": waits}]},
+    ]);
+    // A body fault that breaks an asset's bytes names the asset.
+    fault["if"] = serde_json::json!({"required": ["body"], "properties": {"body": {"enum": ["cut_short", "reset", "one_byte_changed"]}}});
+    fault["then"] = given("asset", "string");
+    let machine = &mut defs["MachineFaults"]["properties"];
+    machine["http_timeout_secs"]["minimum"] = 1.into();
+    machine["http_timeout_secs"]["maximum"] = MAX_HTTP_TIMEOUT_SECS.into();
+    machine["crash_before_change"]["minimum"] = 1.into();
+    schema
 }
 
 #[cfg(test)]

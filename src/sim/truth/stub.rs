@@ -80,7 +80,7 @@ pub struct VersionOutput {
 }
 
 /// A ggml backend module, loaded by `llama-server` at run time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Backend {
     /// A CPU backend: lists no device.
