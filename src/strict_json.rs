@@ -52,6 +52,9 @@ pub fn parse<T: DeserializeOwned>(text: &str, objects: &[&str]) -> Result<T, Jso
         return Err(e);
     }
     let value: serde_json::Value = serde_json::from_str(text).map_err(syntax)?;
+    if value.is_null() {
+        return Err(JsonError { path: ".".into(), message: "expected an object, found null".into() });
+    }
     require_object(&value, ".")?;
     for pattern in objects {
         check_objects(&value, pattern, String::new())?;
@@ -218,6 +221,7 @@ mod tests {
         assert_eq!(err(""), ".: the document is empty");
         assert_eq!(err(r#"{"a": {"x": 1}, "list": []} trailing"#), "line 1 column 29: trailing characters");
         assert_eq!(err("[1, 2]"), ".: expected an object, found an array");
+        assert_eq!(err(" null "), ".: expected an object, found null");
         assert_eq!(err(r#"{"a": [1], "list": []}"#), "a: expected an object, found an array");
         assert_eq!(err(r#"{"a": {"x": 1}, "list": [{"x": 1}, [2]]}"#), "list[1]: expected an object, found an array");
         assert_eq!(err(r#"{"a": {"x": 1,}, "list": []}"#), "line 1 column 15: trailing comma");

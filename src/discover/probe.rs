@@ -358,10 +358,14 @@ impl ReplayProbe {
     /// [`DiscoverError::Replay`] when `dir` is not a directory.
     pub fn new(dir: &Path) -> Result<ReplayProbe, DiscoverError> {
         if !dir.is_dir() {
-            return Err(DiscoverError::Replay {
-                path: dir.to_path_buf(),
-                message: "not a capture folder (no such directory)".into(),
-            });
+            let what = match std::fs::metadata(dir) {
+                Ok(m) => format!("it is {}", crate::system::files::kind_in_words(m.file_type())),
+                Err(e) if e.kind() == ErrorKind::NotFound => "no such directory".to_string(),
+                Err(e) => e.to_string(),
+            };
+            let message =
+                format!("not a capture folder ({what}); give the folder `llmgw discover --capture DIR` wrote");
+            return Err(DiscoverError::Replay { path: dir.to_path_buf(), message });
         }
         Ok(ReplayProbe { dir: dir.to_path_buf() })
     }

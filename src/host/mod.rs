@@ -240,6 +240,13 @@ pub enum HostError {
 /// 8 or 16; NVIDIA's NVL72 rack is 18 nodes of 4).
 pub const MAX_GPUS: usize = 256;
 
+/// The longest name a host or a GPU may have, in characters: a hostname is
+/// at most 253 (RFC 1035's 255 octets of a wire name), NVML's device name
+/// at most 96 (nvml.h, `NVML_DEVICE_NAME_V2_BUFFER_SIZE`, "large enough for
+/// nvmlDeviceGetName"); a name is printed on every line of a fleet's
+/// report.
+pub const MAX_NAME_CHARS: usize = 256;
+
 /// The JSON Schema (draft 2020-12) of a host description, generated from
 /// [`Host`] itself (`llmgw schema host`): for editors, which check a file as
 /// it is typed. The parser is stricter in one way the schema cannot say: a
@@ -251,8 +258,10 @@ pub fn json_schema() -> serde_json::Value {
     // What `Host::validate` checks beyond the types, said in the schema's terms.
     let not_blank = serde_json::json!("\\S");
     schema["properties"]["name"]["pattern"] = not_blank.clone();
+    schema["properties"]["name"]["maxLength"] = MAX_NAME_CHARS.into();
     let defs = &mut schema["$defs"];
     defs["Gpu"]["properties"]["name"]["pattern"] = not_blank;
+    defs["Gpu"]["properties"]["name"]["maxLength"] = MAX_NAME_CHARS.into();
     defs["Nvidia"]["properties"]["gpus"]["minItems"] = 1.into();
     defs["Nvidia"]["properties"]["gpus"]["maxItems"] = MAX_GPUS.into();
     let version = |pattern: &str| serde_json::json!([{"type": "string", "pattern": pattern}, {"type": "null"}]);
@@ -289,6 +298,11 @@ impl Host {
         if self.name.trim().is_empty() {
             return Err(invalid("name", "must say what the machine is"));
         }
+        let too_long = |name: &str| name.chars().count() > MAX_NAME_CHARS;
+        let long = |n: &str| format!("is {} characters long; a name has at most {MAX_NAME_CHARS}", n.chars().count());
+        if too_long(&self.name) {
+            return Err(invalid("name", &long(&self.name)));
+        }
         // Every string was checked by the one rule for text from files
         // when the document was read (crate::strict_json, crate::text).
         if self.os.libc == Libc::Glibc && self.os.glibc.is_none() {
@@ -320,6 +334,9 @@ impl Host {
             for (i, g) in nv.gpus.iter().enumerate() {
                 if g.name.trim().is_empty() {
                     return Err(invalid(&format!("nvidia.gpus[{i}].name"), "is empty"));
+                }
+                if too_long(&g.name) {
+                    return Err(invalid(&format!("nvidia.gpus[{i}].name"), &long(&g.name)));
                 }
             }
         }

@@ -102,6 +102,10 @@ pub fn read<'data, R: ReadRef<'data>>(data: R) -> Result<ElfFacts, ElfError> {
         Ok(FileKind::Elf32) => read_as::<elf::FileHeader32<Endianness>, R>(data, len, "ELF32"),
         Ok(FileKind::Elf64) => read_as::<elf::FileHeader64<Endianness>, R>(data, len, "ELF64"),
         Ok(_) => Err(error(0, "not an ELF file")),
+        // An ELF header is 52 bytes (ELF32) or 64 (ELF64): System V ABI, "ELF Header".
+        Err(_) if len < 64 => {
+            Err(error(0, format!("cut short: {len} bytes, less than an ELF header (52 or 64 bytes)")))
+        }
         Err(e) => Err(error(0, format!("{e} ({len} bytes)"))),
     }
 }

@@ -61,8 +61,8 @@ pub struct Link {
     pub lands: &'static str,
 }
 
-/// Inspects PATH: a directory, an archive named `.tar.gz`, `.tgz`, `.zip`
-/// or `.whl`, or one ELF file. At most `limits.max_entries` entries are
+/// Inspects PATH: a directory, an archive named `.tar.gz`, `.tgz`, `.tar`,
+/// `.zip` or `.whl`, or one ELF file. At most `limits.max_entries` entries are
 /// looked at, and at most `limits.max_bytes` bytes of ELF members are
 /// copied out of an archive.
 ///
@@ -80,7 +80,9 @@ pub fn inspect_path(path: &Path, limits: Limits) -> Result<Inspection, InspectEr
     } else if !meta.is_file() {
         return Err(InspectError::NotAFile { file: quote(path) });
     } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-        walk.tar_gz(path)?;
+        walk.tar(path, true)?;
+    } else if lower.ends_with(".tar") {
+        walk.tar(path, false)?;
     } else if lower.ends_with(".zip") || lower.ends_with(".whl") {
         walk.zip(path)?;
     } else {
@@ -102,6 +104,18 @@ fn member(archive: &Path, name: &str) -> String {
 
 fn io_error(op: &'static str, file: String, source: io::Error) -> InspectError {
     InspectError::Io { op, file, source }
+}
+
+/// The words for a file whose magic is an archive's, named otherwise.
+fn archive_hint(head: &[u8], kind: &str, names: &str) -> String {
+    format!("it starts with {}, which is {kind}: inspect reads an archive named {names}", hex_bytes(head))
+}
+
+/// Whether `f` holds a POSIX tar archive: `ustar` at offset 257 of its
+/// first header (POSIX.1-1988, `magic` field of the ustar header).
+fn is_tar(f: &mut File) -> bool {
+    let mut field = [0u8; 5];
+    f.seek(SeekFrom::Start(257)).is_ok() && f.read_exact(&mut field).is_ok() && &field == b"ustar"
 }
 
 /// Reads up to four bytes: the magic, or less at the end of the file.
@@ -134,8 +148,11 @@ impl Walk {
         let mut f = File::open(path).map_err(|source| io_error("open", quote(path), source))?;
         let head = magic(&mut f).map_err(|source| io_error("read", quote(path), source))?;
         if !has_elf_magic(&head) {
-            let what = match head.len() {
-                0 => "it is empty (0 bytes)".to_string(),
+            let what = match head.as_slice() {
+                [] => "it is empty (0 bytes)".to_string(),
+                [0x1f, 0x8b, ..] => archive_hint(&head, "gzip data", ".tar.gz or .tgz"),
+                [b'P', b'K', 3, 4] => archive_hint(&head, "a zip archive", ".zip or .whl"),
+                _ if is_tar(&mut f) => archive_hint(&head, "a tar archive", ".tar"),
                 _ => format!("it starts with {}", hex_bytes(&head)),
             };
             return Err(InspectError::NotElf { file: quote(path), what });
@@ -188,9 +205,11 @@ impl Walk {
         Ok(())
     }
 
-    fn tar_gz(&mut self, path: &Path) -> Result<(), InspectError> {
-        let f = File::open(path).map_err(|source| io_error("open", quote(path), source))?;
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(f)));
+    /// A tar archive, gzip-compressed when `gzip`.
+    fn tar(&mut self, path: &Path, gzip: bool) -> Result<(), InspectError> {
+        let f = BufReader::new(File::open(path).map_err(|source| io_error("open", quote(path), source))?);
+        let reader: Box<dyn Read> = if gzip { Box::new(flate2::read::GzDecoder::new(f)) } else { Box::new(f) };
+        let mut archive = tar::Archive::new(reader);
         let corrupt = |e: io::Error| InspectError::Archive { file: quote(path), detail: e.to_string() };
         for entry in archive.entries().map_err(corrupt)? {
             let mut entry = entry.map_err(corrupt)?;

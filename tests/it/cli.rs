@@ -113,6 +113,12 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (vec![("h.json", &trailing)], vec!["simulate", "--host", "h.json"], vec!["trailing characters"]),
         (vec![("h.json", "[]")], vec!["simulate", "--host", "h.json"], vec![".: expected an object, found an array"]),
+        (vec![("h.json", "null")], vec!["simulate", "--host", "h.json"], vec![".: expected an object, found null"]),
+        (
+            vec![("capture", "a file")],
+            vec!["discover", "--replay", "capture"],
+            vec!["not a capture folder (it is a regular file)", "llmgw discover --capture DIR"],
+        ),
         (vec![("h.json", "")], vec!["plan", "--host", "h.json"], vec!["the document is empty"]),
         (
             vec![("h.json", &v100), ("w.json", "{\"wants\": []}")],
@@ -135,7 +141,7 @@ fn plan_reads_a_saved_release_and_leaves_out_builds_whose_assets_it_lacks() {
     let server = llmgw::sim::publisher::FakeServer::start(llmgw::sim::truth::embedded_catalog()).unwrap();
     let url = format!("{}/repos/ggml-org/llama.cpp/releases/tags/b11459", server.base_url());
     let mut release: serde_json::Value =
-        serde_json::from_slice(&reqwest::blocking::get(url).unwrap().bytes().unwrap()).unwrap();
+        serde_json::from_slice(&super::http_client().get(url).send().unwrap().bytes().unwrap()).unwrap();
     // The CUDA 12.8 runtime not (yet) uploaded.
     release["assets"]
         .as_array_mut()

@@ -293,6 +293,23 @@ fn bad_input_is_one_line_naming_the_file_and_offset_and_exit_2() {
     bad(&write("empty.so", b""), &["empty.so` is not an ELF file (it is empty (0 bytes))"]);
     bad(&write("cut.so", &so[..0x3000]), &["cut.so`", "offset 0xe1e8", "past the end of the file (12288 bytes)"]);
     bad(&write("elf-header.so", &so[..20]), &["elf-header.so`", "offset 0x0"]);
+    bad(&write("magic-only.so", b"\x7fELF"), &["offset 0x0: cut short: 4 bytes, less than an ELF header"]);
+    // An archive named as something else says what it is and what to name it.
+    let mut plain = tar::Builder::new(std::fs::File::create(d.join("plain.bin")).unwrap());
+    let mut h = tar::Header::new_ustar();
+    h.set_size(so.len() as u64);
+    h.set_mode(0o755);
+    plain.append_data(&mut h, "lib/ggml_mix.so", so.as_slice()).unwrap();
+    plain.into_inner().unwrap();
+    bad(
+        &d.join("plain.bin"),
+        &["plain.bin` is not an ELF file", "which is a tar archive: inspect reads an archive named .tar"],
+    );
+    std::fs::copy(d.join("plain.bin"), d.join("plain.tar")).unwrap();
+    let read = inspect_path(&d.join("plain.tar"), Limits::default()).unwrap();
+    assert_eq!(read.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["lib/ggml_mix.so"]);
+    tar_gz(&d.join("gz.bin"), &[("lib/ggml_mix.so", &so)]);
+    bad(&d.join("gz.bin"), &["gz.bin` is not an ELF file", "which is gzip data", ".tar.gz or .tgz"]);
     // The fatbin's first container says it is 1 TiB long (.nv_fatbin is at 0x2030).
     let mut big = so.clone();
     big[0x2038..0x2040].copy_from_slice(&(1u64 << 40).to_le_bytes());

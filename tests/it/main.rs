@@ -42,6 +42,15 @@ pub fn host(file: &str) -> Host {
     Host::from_json(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
+/// An HTTP client for a test that asks the fake server itself: rustls's
+/// ring provider installed first (llmgw builds with `rustls-no-provider`
+/// and installs it in its own client, which a test run alone may not have
+/// made yet).
+pub fn http_client() -> reqwest::blocking::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::new()
+}
+
 /// The asset named `name` of any release of `catalog`, to change.
 pub fn asset_mut<'a>(catalog: &'a mut llmgw::sim::truth::Catalog, name: &str) -> &'a mut llmgw::sim::truth::Asset {
     catalog.releases.iter_mut().flat_map(|r| r.assets.iter_mut()).find(|a| a.name == name).unwrap()

@@ -868,7 +868,7 @@ fn the_mirror_served_answers_head_and_serves_regular_files_only() {
     std::os::unix::fs::symlink(&secret, mirror.join("uv/0.12.20/b.tar.gz")).unwrap();
     let site = FakeServer::start(embedded_catalog()).unwrap();
     assert_eq!(site.serve_mirror(&mirror).unwrap(), ["uv/0.12.20/a.tar.gz"]);
-    let client = reqwest::blocking::Client::new();
+    let client = super::http_client();
     let url = format!("{}/uv/0.12.20/a.tar.gz", site.mirror_url());
     let head = client.head(&url).send().unwrap();
     assert_eq!(head.status(), 200);
