@@ -66,8 +66,8 @@ pub fn check_status_file(
         return Err(bad(format!("is in `{}`, which is not an existing directory", dir.display())));
     }
     crate::system::files::check_output(abs).map_err(|why| bad(why.to_string()))?;
-    tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| bad(format!("cannot be written: no file can be made in `{}`: {}", dir.display(), os_error(&e))))?;
+    crate::system::files::can_make_file_in(dir)
+        .map_err(|e| bad(format!("cannot be written: no file can be made in `{}`: {e}", dir.display())))?;
     let canonical = |p: &Path| -> PathBuf {
         p.canonicalize().unwrap_or_else(|_| match (p.parent(), p.file_name()) {
             (Some(d), Some(n)) => d.canonicalize().map_or_else(|_| p.to_path_buf(), |d| d.join(n)),
@@ -164,13 +164,6 @@ pub fn run_loop<N: Node>(
     drop(rt);
     drop(node);
     Ok(last)
-}
-
-/// An I/O error's own words, without the temporary file's name tempfile
-/// adds (`… at path "/dir/.tmpXXXXXX"`).
-fn os_error(e: &std::io::Error) -> String {
-    let said = e.to_string();
-    said.rfind(" at path ").map_or(said.clone(), |i| said[..i].to_string())
 }
 
 /// The wants file's text, or the sentence saying why it cannot be read.

@@ -232,15 +232,24 @@ pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Fa
 }
 
 /// Checks an output path the user named (`flag` says which) before any
-/// work is done: its directory exists, and what is there (if anything) is a
-/// regular file or a link to one.
+/// work is done: its directory exists and a file can be made there (a
+/// read-only file system, a folder of another user), and what is there (if
+/// anything) is a regular file or a link to one.
 ///
 /// # Errors
 /// [`Failure::BadInput`] naming the flag and the path.
 pub fn output(flag: &str, path: &Path) -> Result<(), Failure> {
-    llmgw::system::files::check_output(path)
-        .map(drop)
-        .map_err(|why| Failure::BadInput(format!("{flag} `{}` {why}", path.display())))
+    let out = llmgw::system::files::check_output(path)
+        .map_err(|why| Failure::BadInput(format!("{flag} `{}` {why}", path.display())))?;
+    // Written as a temporary beside it, renamed over it: that must be possible.
+    let dir = out.target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    llmgw::system::files::can_make_file_in(dir).map_err(|e| {
+        Failure::BadInput(format!(
+            "{flag} `{}` cannot be written: no file can be made in `{}`: {e}",
+            path.display(),
+            dir.display()
+        ))
+    })
 }
 
 /// Writes a file the user named (`flag`), atomically: a temporary beside it,

@@ -112,12 +112,12 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
     match cli.command {
         Command::Simulate(a) => {
             signals::remove_scratch_when_stopped();
-            simulate::run(a)
+            signals::unless_stopped(simulate::run(a))
         }
         Command::Plan(a) => plan::run(a),
         Command::Matrix(a) => {
             signals::remove_scratch_when_stopped();
-            matrix::run(a)
+            signals::unless_stopped(matrix::run(a))
         }
         Command::Provision(a) => provision::run(a),
         Command::MockServer(a) => mock_server::run(a),

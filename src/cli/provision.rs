@@ -79,10 +79,19 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         output::emit(&text)?;
         return Ok(llmgw::report::EXIT_OK);
     }
-    let _lock = EnginesLock::acquire(&args.engines_dir)
+    // Absolute, so that what is printed (`binary:`) and recorded holds from anywhere.
+    let engines_dir = std::path::absolute(&args.engines_dir)
         .map_err(|e| Failure::BadInput(format!("--engines-dir `{}`: {e}", args.engines_dir.display())))?;
+    let _lock = EnginesLock::acquire(&engines_dir).map_err(|e| {
+        let why = match e {
+            // The path is the flag's own: said once.
+            llmgw::system::SysError::Io { path, message, .. } if path == engines_dir => message,
+            e => e.to_string(),
+        };
+        Failure::BadInput(format!("--engines-dir `{}`: {why}", args.engines_dir.display()))
+    })?;
     let mut sys = args.github.real_system(progress::reporter())?;
-    let cfg = settings::config(args.engines_dir.clone(), &args.github, &args.indexes, args.check_timeout);
+    let cfg = settings::config(engines_dir, &args.github, &args.indexes, args.check_timeout);
     let statuses = converge::converge(&mut sys, &host, &cfg, &wants);
     let report = Report { host: host.name.clone(), engines: statuses };
     output::emit(&printer::report(&report, args.format))?;

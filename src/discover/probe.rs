@@ -111,6 +111,16 @@ impl Probe for RealProbe {
         match crate::system::process::run_with_limit(&cmd) {
             Ok(out) => Ok(Some(out)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            // execvp says EACCES when a folder on PATH cannot be searched by
+            // this user, though the program is in none of them (execvp(3)):
+            // missing, unless an executable of that name is there to run.
+            Err(e)
+                if e.kind() == ErrorKind::PermissionDenied
+                    && !cmd.program.as_os_str().as_encoded_bytes().contains(&b'/')
+                    && self.find_program(&cmd.program.to_string_lossy())?.is_none() =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(io("run", &cmd.program, &e)),
         }
     }
@@ -366,6 +376,10 @@ impl ReplayProbe {
             let message =
                 format!("not a capture folder ({what}); give the folder `llmgw discover --capture DIR` wrote");
             return Err(DiscoverError::Replay { path: dir.to_path_buf(), message });
+        }
+        if std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none()) {
+            let message = "not a capture folder (it is empty); give the folder `llmgw discover --capture DIR` wrote";
+            return Err(DiscoverError::Replay { path: dir.to_path_buf(), message: message.into() });
         }
         Ok(ReplayProbe { dir: dir.to_path_buf() })
     }

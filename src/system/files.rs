@@ -218,6 +218,20 @@ pub fn check_output(path: &Path) -> Result<Output, OutputError> {
     }
 }
 
+/// Whether a file can be made in `dir` (where an output's temporary goes
+/// before it is renamed over it): a read-only file system, a folder of
+/// another user or a pseudo-file system says no. A temporary file is made
+/// and removed.
+///
+/// # Errors
+/// The operating system's words, without the temporary's name.
+pub fn can_make_file_in(dir: &Path) -> Result<(), String> {
+    tempfile::NamedTempFile::new_in(dir).map(drop).map_err(|e| {
+        let said = e.to_string();
+        said.rfind(" at path ").map_or(said.clone(), |i| said[..i].to_string())
+    })
+}
+
 /// Why a file the user names could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {

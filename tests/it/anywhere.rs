@@ -400,6 +400,16 @@ fn simulate_diff_as_json_is_refused_rather_than_printed_as_text() {
 }
 
 #[test]
+fn matrix_diff_of_cells_as_json_is_refused_and_the_summary_is_offered() {
+    let nowhere = tempfile::tempdir().unwrap();
+    let out = llmgw_in(nowhere.path(), &["matrix", "--set", "nvidia.driver=580.95.05", "--diff", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("--diff lists the changed cells as text: leave out --format json"));
+    assert!(text(&out.stderr).contains("--summary --diff --format json"));
+}
+
+#[test]
 fn plan_of_latest_is_bad_input() {
     let nowhere = tempfile::tempdir().unwrap();
     let out = llmgw_in(nowhere.path(), &["plan", "--host", "v100", "--want", "llama.cpp@latest"]);

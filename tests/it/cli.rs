@@ -119,6 +119,8 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["discover", "--replay", "capture"],
             vec!["not a capture folder (it is a regular file)", "llmgw discover --capture DIR"],
         ),
+        // Checked before anything is done: no file can be made in /proc.
+        (vec![], vec!["discover", "--output", "/proc/llmgw-node.json"], vec!["no file can be made in `/proc`"]),
         (vec![("h.json", "")], vec!["plan", "--host", "h.json"], vec!["the document is empty"]),
         (
             vec![("h.json", &v100), ("w.json", "{\"wants\": []}")],

@@ -150,19 +150,20 @@ fn fleet_dir(files: &[&str], copies: usize) -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out =
-        llmgw().args(["matrix", "--hosts"]).arg(dir).args(["--wants"]).arg(wants_file()).args(args).output().unwrap();
+    let wants = wants_file();
+    let out = llmgw().args(["matrix", "--hosts"]).arg(dir).args(["--wants"]).arg(&wants).args(args).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 
-fn wants_file() -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("llmgw-fleet-wants-{}.json", std::process::id()));
-    std::fs::write(
-        &path,
-        r#"{"wants": [{"engine": "llama.cpp", "version": "b11459"}, {"engine": "uv", "version": "0.12.20"}]}"#,
+/// Two wants, in a temporary file removed when it is dropped.
+fn wants_file() -> tempfile::TempPath {
+    let mut f = tempfile::Builder::new().prefix("llmgw-fleet-wants-").suffix(".json").tempfile().unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        br#"{"wants": [{"engine": "llama.cpp", "version": "b11459"}, {"engine": "uv", "version": "0.12.20"}]}"#,
     )
     .unwrap();
-    path
+    f.into_temp_path()
 }
 
 #[test]

@@ -168,6 +168,14 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let columns: Vec<String> = wants.iter().map(ToString::to_string).collect();
     let summary = args.summary || (!args.cells && plain(&args) && listing.len() > SUMMARY_OVER);
     let diff = args.what_if.diff.then(|| args.what_if.set.clone());
+    if diff.is_some() && !summary && plain(&args) && matches!(args.format, Format::Json | Format::Junit) {
+        // The changed cells are lines of text; as `simulate --diff` says.
+        return Err(Failure::BadInput(format!(
+            "--diff lists the changed cells as text: leave out --format {}, or add --summary for a summary with \
+             each change (`--summary --diff --format json`)",
+            if args.format == Format::Json { "json" } else { "junit" }
+        )));
+    }
     // A scenario's diff: the unchanged hosts run against the embedded truth.
     let before_catalog = args.what_if.scenario.as_ref().map(|_| embedded_catalog());
     let mut expected = expected;
