@@ -68,6 +68,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     for r in &catalog.releases {
         println!("  {}/repos/{}/releases/tags/{}", server.base_url(), r.repo, r.tag);
     }
+    println!("uv's Python mirror (--python-mirror): {}", server.python_mirror_url());
     if let Some(dir) = &args.mirror {
         let files = server
             .serve_mirror(dir)

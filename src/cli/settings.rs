@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use llmgw::converge::{Config, PYPI_SIMPLE, PYTORCH_WHL};
+use llmgw::converge::{Config, PYPI_SIMPLE, PYTHON_INSTALL_MIRROR, PYTORCH_WHL};
 use llmgw::release::GITHUB_API;
 use llmgw::system::http::Http;
 use llmgw::system::real::{RealSystem, Reporter};
@@ -30,7 +30,8 @@ pub struct GithubArgs {
     pub github_token: Option<String>,
 }
 
-/// `--pypi-index` and `--pytorch-index`: where the Python engines' packages come from.
+/// `--pypi-index`, `--pytorch-index` and `--python-mirror`: where the Python engines'
+/// packages and interpreter come from.
 #[derive(Debug, Clone, clap::Args)]
 pub struct IndexArgs {
     /// PyPI's simple index.
@@ -39,6 +40,10 @@ pub struct IndexArgs {
     /// PyTorch's wheel host, under which each CUDA version has its index.
     #[arg(long, value_name = "URL", env = "LLMGW_PYTORCH_INDEX", default_value = PYTORCH_WHL, value_parser = input::http_url)]
     pub pytorch_index: String,
+    /// Where uv downloads the Python engines' CPython: a mirror of python-build-standalone's
+    /// releases, laid out as `<URL>/<tag>/<archive>` (uv's `--mirror`).
+    #[arg(long, value_name = "URL", env = "LLMGW_PYTHON_MIRROR", default_value = PYTHON_INSTALL_MIRROR, value_parser = input::http_url)]
+    pub python_mirror: String,
 }
 
 impl GithubArgs {
@@ -61,6 +66,7 @@ pub fn config(engines_dir: PathBuf, github: &GithubArgs, indexes: &IndexArgs, ch
         github_api: github.github_api.clone(),
         pypi_simple: indexes.pypi_index.clone(),
         pytorch_whl: indexes.pytorch_index.clone(),
+        python_mirror: indexes.python_mirror.clone(),
         check_timeout_secs,
         // A stub of the fake publisher reaching a real node says what it is.
         not_a_build: Some(llmgw::sim::truth::stub::NOT_A_BUILD),

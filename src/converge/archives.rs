@@ -26,7 +26,7 @@ pub(super) fn fetch_and_unpack(
     paths: &Paths,
 ) -> Result<Built, BuildFailure> {
     let Source::Archives { repo, tag, assets, beside_binary } = &build.source else {
-        return Ok(Built { files: vec![], assets: vec![], depends_on: vec![] });
+        return Ok(Built { files: vec![], assets: vec![], depends_on: vec![], python: None });
     };
     let release = (repo.as_str(), tag.as_str());
     // Every asset's digest was seen before anything was installed for the
@@ -85,5 +85,5 @@ pub(super) fn fetch_and_unpack(
             }));
         }
     }
-    Ok(Built { files: crate::archive::last_write_wins(files), assets: digests, depends_on: vec![] })
+    Ok(Built { files: crate::archive::last_write_wins(files), assets: digests, depends_on: vec![], python: None })
 }

@@ -1,7 +1,7 @@
 //! The checks that decide whether an unpacked build works: `ldd` of the
 //! binary and of the libraries it loads at run time, the version command,
 //! the GPU device listing, then the computation (`compute.rs`; Python's
-//! torch check here). Each returns the sentence that explains a failure,
+//! torch and Triton check here). Each returns the sentence that explains a failure,
 //! naming files by name (never by the staging path).
 
 use std::path::{Path, PathBuf};
@@ -160,7 +160,7 @@ fn says_version(text: &str, says: &str) -> bool {
 /// removed here); a CPU build computes on the CPU.
 ///
 /// # Errors
-/// [`BuildFailure::Gpu`] for the listing (and Python's torch check),
+/// [`BuildFailure::Gpu`] for the listing (and Python's torch and Triton check),
 /// [`BuildFailure::Compute`] for the model's run, each with its sentence.
 pub fn gpu_computes(
     sys: &mut dyn System,
@@ -174,7 +174,7 @@ pub fn gpu_computes(
     let (run, targets) = match &build.gpu {
         None => return Ok(String::new()),
         Some(GpuCheck::Torch { modules }) => {
-            return torch_computes(sys, build, binary, host, modules, timeout).map_err(BuildFailure::Gpu);
+            return torch_computes(sys, build, (binary, check_dir), host, modules, timeout).map_err(BuildFailure::Gpu);
         }
         Some(GpuCheck::Devices(gpu)) => {
             let listed = gpus_listed(sys, build, binary, host, timeout).map_err(BuildFailure::Gpu)?;
@@ -190,8 +190,21 @@ pub fn gpu_computes(
 /// knows it.
 pub const TORCH_CHECK_MARKER: &str = "# llmgw GPU check: torch computes on every GPU";
 
+/// The line that begins the GPU check's Triton part.
+pub const TRITON_CHECK_MARKER: &str = "# llmgw GPU check: Triton compiles and runs one kernel";
+
+/// The file the GPU check is written to, in the check's directory: Triton's
+/// `@triton.jit` reads a kernel's source with `inspect.getsource`, which
+/// code given with `python -c` has none of.
+pub const GPU_CHECK_FILE: &str = "llmgw_gpu_check.py";
+
 /// The Python program that proves a build computes: imports torch and each
-/// kernel module, then on every GPU computes a sum and prints the device.
+/// kernel module, then on every GPU computes a sum and prints the device;
+/// then compiles one Triton kernel and runs it on the first GPU. Triton's
+/// first compile builds a C launcher against the interpreter's `Python.h`
+/// with the system's C compiler (sgl-project/sglang#1117,
+/// vllm-project/vllm#27890), so this proves the compiler, the headers and
+/// the GPU together, as a model's first load would.
 pub fn torch_check_script(modules: &[String]) -> String {
     let mut s = format!("{TORCH_CHECK_MARKER}\nimport torch\n");
     for m in modules {
@@ -204,25 +217,48 @@ pub fn torch_check_script(modules: &[String]) -> String {
          assert float((x * 2).sum()) == 2048.0\n    \
          print(f\"cuda:{i}\", torch.cuda.get_device_name(i))\n",
     );
+    s.push_str(&format!("{TRITON_CHECK_MARKER}\n"));
+    s.push_str(
+        "import triton\n\
+         import triton.language as tl\n\
+         @triton.jit\n\
+         def llmgw_add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    \
+         i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    \
+         tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)\n\
+         x = torch.arange(256, device=\"cuda:0\", dtype=torch.float32)\n\
+         y = torch.empty_like(x)\n\
+         llmgw_add_one[(1,)](x, y, 256, BLOCK=256)\n\
+         assert torch.equal(y, x + 1), \"the Triton kernel computed a wrong result\"\n\
+         print(\"triton\", triton.__version__, \"computes on cuda:0\")\n",
+    );
     s
 }
 
-/// Runs the Python GPU check with the environment's interpreter.
+/// Runs the Python GPU check with the environment's interpreter, written
+/// into `check_dir` (made here, removed here).
 fn torch_computes(
     sys: &mut dyn System,
     build: &Build,
-    binary: &Path,
+    (binary, check_dir): (&Path, &Path),
     host: &Host,
     modules: &[String],
     timeout: u64,
 ) -> Result<String, String> {
     let python = super::python::interpreter(binary);
-    let cmd = Cmd::new(&python, ["-c".to_string(), torch_check_script(modules)]).timeout(timeout);
-    let out = sys.run(&cmd).map_err(|e| e.to_string())?;
+    let script = check_dir.join(GPU_CHECK_FILE);
+    sys.create_dir_all(check_dir)
+        .and_then(|()| sys.write_atomic(&script, torch_check_script(modules).as_bytes()))
+        .map_err(|e| format!("writing the GPU check: {e}"))?;
+    let cmd = Cmd::new(&python, Vec::<String>::new()).arg_path(&script).timeout(timeout);
+    let out = sys.run(&cmd);
+    let _ = sys.remove(check_dir);
+    let out = out.map_err(|e| e.to_string())?;
     if !out.success() {
-        // A traceback's last line is the exception, in CUDA's or torch's words.
-        let last = out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-        return Err(format!("the {} build does not compute on the GPU: {last}", build.variant));
+        return Err(format!(
+            "the {} build does not compute on the GPU: {}",
+            build.variant,
+            python_failure(&out.stderr)
+        ));
     }
     let computed: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("cuda:")).collect();
     let want = host.nvidia.as_ref().map_or(1, |n| n.gpus.len());
@@ -232,7 +268,25 @@ fn torch_computes(
     let pairs = computed
         .iter()
         .map(|l| l.split_once(' ').map_or((l.to_string(), String::new()), |(d, n)| (d.to_string(), n.to_string())));
-    Ok(format!("computes on {}", super::compute::devices_in_words(pairs.collect())))
+    let triton = match out.stdout.lines().any(|l| l.starts_with("triton ") && l.ends_with("computes on cuda:0")) {
+        true => "; a Triton kernel compiles and runs on cuda:0",
+        false => "",
+    };
+    Ok(format!("computes on {}{triton}", super::compute::devices_in_words(pairs.collect())))
+}
+
+/// Why the Python GPU check failed, in one line: the C compiler's error
+/// when Triton's launcher did not compile (`fatal error: Python.h: No such
+/// file or directory`, the file named without its temporary directory),
+/// else the traceback's last line, the exception in CUDA's, torch's or
+/// Triton's words.
+fn python_failure(stderr: &str) -> String {
+    if let Some(line) = stderr.lines().find(|l| l.contains(": fatal error: ")) {
+        let (file, error) = line.split_once(": fatal error: ").unwrap_or((line, ""));
+        let file = file.rsplit('/').next().unwrap_or(file);
+        return format!("Triton could not compile its launcher: {file}: fatal error: {error}");
+    }
+    stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
 }
 
 /// Descriptions of Vulkan devices that are software rasterisers, not GPUs:

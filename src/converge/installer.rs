@@ -421,6 +421,9 @@ impl<'a> Installer<'a> {
                 Err(e) => return Verified::Broken(e.into()),
             }
         }
+        if let Err(broken) = self.python_verifies(build, &record) {
+            return broken;
+        }
         let binary = paths.install.join(&record.binary);
         let works = self.works(build, &binary, paths);
         // The compute check's model was written in the build's staging.
@@ -429,6 +432,33 @@ impl<'a> Installer<'a> {
             Ok(why) => Verified::Whole(binary, why),
             Err(f) => Verified::Broken(f),
         }
+    }
+
+    /// A Python environment's managed CPython, as its record lists it:
+    /// every file still there and matching. One that does not is removed
+    /// (with the environment, by the caller), so that the next install
+    /// fetches it afresh; an environment recorded without one runs on the
+    /// node's own Python and is installed again.
+    fn python_verifies(&mut self, build: &Build, record: &InstallRecord) -> Result<(), Verified> {
+        let Source::Python(_) = build.source else { return Ok(()) };
+        let Some(python) = &record.python else {
+            return Err(Verified::Broken(BuildFailure::NotAsRecorded(
+                "its environment runs on the node's Python, not on one under the engines directory".into(),
+            )));
+        };
+        let dir = self.cfg.engines_dir.join(&python.dir);
+        for f in &python.files {
+            let why = match self.sys.sha256_file(&dir.join(&f.path)) {
+                Ok(Some((_, h))) if h == f.sha256 => continue,
+                Ok(Some(_)) => format!("{}/{} no longer matches its sha256", python.dir, f.path),
+                Ok(None) => format!("{}/{} is missing", python.dir, f.path),
+                Err(e) => return Err(Verified::Broken(e.into())),
+            };
+            tracing::warn!("{why}: {} is removed, to be installed again", python.dir);
+            let _ = self.sys.remove(&dir);
+            return Err(Verified::Broken(BuildFailure::NotAsRecorded(why)));
+        }
+        Ok(())
     }
 
     /// Why the build's own files say it cannot run here, read before any of
@@ -606,6 +636,7 @@ impl<'a> Installer<'a> {
             files: built.files,
             assets: built.assets,
             depends_on: built.depends_on,
+            python: built.python,
             installed_at: self.sys.now(),
         };
         let json = serde_json::to_vec_pretty(&record).expect("a record always serializes");

@@ -48,7 +48,7 @@ pub use compute::{TINY_MODEL, TINY_MODEL_FILE, TINY_MODEL_SHA256};
 pub use failure::BuildFailure;
 pub use installer::Installer;
 pub use python::uv_project;
-pub use record::{InstallRecord, Paths};
+pub use record::{InstallRecord, ManagedPython, PYTHON_DIR, Paths};
 pub use status::{Attempt, Check, Outcome, State, Status};
 
 /// Where and from what the installer installs.
@@ -63,6 +63,11 @@ pub struct Config {
     /// PyTorch's wheel host, under which each CUDA version has its index
     /// ([`PYTORCH_WHL`], or the fake server's).
     pub pytorch_whl: String,
+    /// Where uv downloads the Python engines' CPython from: the base URL
+    /// that replaces python-build-standalone's release downloads in each
+    /// archive's URL (`uv python install --mirror`; [`PYTHON_INSTALL_MIRROR`],
+    /// a mirror, or the fake server's).
+    pub python_mirror: String,
     /// Seconds a build's version command and GPU check may run before they
     /// are killed and the build counts as failed ([`CHECK_TIMEOUT_SECS`]).
     pub check_timeout_secs: u64,
@@ -82,6 +87,15 @@ pub const MAX_CHECK_TIMEOUT_SECS: u64 = 86_400;
 
 /// PyPI's simple index, which uv reads in its JSON form (PEP 691).
 pub const PYPI_SIMPLE: &str = "https://pypi.org/simple";
+
+/// Where uv 0.13.9 downloads CPython from: python-build-standalone's
+/// releases as Astral serves them, `{PYTHON_INSTALL_MIRROR}/{tag}/{archive}`
+/// (`uv python list --only-downloads --output-format json` of uv 0.13.9
+/// gives `https://releases.astral.sh/github/python-build-standalone/releases/download/20261110/cpython-3.12.16%2B20261110-x86_64-unknown-linux-gnu-install_only_stripped.tar.gz`;
+/// docs/facts.md §5.4). GitHub's own
+/// `https://github.com/astral-sh/python-build-standalone/releases/download`
+/// has the same layout.
+pub const PYTHON_INSTALL_MIRROR: &str = "https://releases.astral.sh/github/python-build-standalone/releases/download";
 
 /// PyTorch's wheel indexes, one per CUDA version: `{PYTORCH_WHL}/cu129`.
 pub const PYTORCH_WHL: &str = "https://download.pytorch.org/whl";

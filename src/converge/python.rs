@@ -1,8 +1,12 @@
 //! A build that is a Python environment: uv (installed first, through its
-//! own recipe) creates a relocatable environment in staging and installs
-//! the engine into it from PyPI — or, for a wheel published as a GitHub
-//! release asset, from that wheel checked against GitHub's digest, with the
-//! named packages from one extra index.
+//! own recipe) installs a CPython of the engines' own under the engines
+//! directory (`uv python install --install-dir <engines>/python --mirror …`,
+//! never the node's Python: Ubuntu 24.04's has no `Python.h`, which Triton
+//! compiles against; docs/facts.md §5.4), creates a relocatable environment
+//! on it in staging (`uv venv --managed-python`) and installs the engine
+//! into it from PyPI — or, for a wheel published as a GitHub release asset,
+//! from that wheel checked against GitHub's digest, with the named packages
+//! from one extra index. The interpreter's files go into the install record.
 //!
 //! What uv is told is a `pyproject.toml` in staging: the requirements as
 //! `[project].dependencies`, the extra index as an explicit
@@ -19,7 +23,7 @@ use serde::Serialize;
 
 use super::Config;
 use super::failure::BuildFailure;
-use super::record::{Built, Paths};
+use super::record::{Built, ManagedPython, PYTHON_DIR, Paths};
 use crate::recipe::{Build, PythonEnv, ReleaseWheel, Want};
 use crate::release::download::download_verified;
 use crate::release::{Release, ReleaseSource};
@@ -28,6 +32,16 @@ use crate::system::{Cmd, System};
 /// How long `uv pip install` of a Python engine may take, in seconds: a few
 /// gigabytes of wheels on a slow link.
 const UV_INSTALL_TIMEOUT_SECS: u64 = 3600;
+
+/// How long `uv python install` may take, in seconds: one archive of some
+/// 30 MB (python-build-standalone's `install_only_stripped`).
+const UV_PYTHON_TIMEOUT_SECS: u64 = 900;
+
+/// The variable that tells uv where its managed Pythons are: `uv python
+/// install --install-dir` says that later commands need it to find them.
+/// Source: uv 0.13.9 `uv python install --help` (`[env: UV_PYTHON_INSTALL_DIR=]`);
+/// astral-sh/uv `crates/uv-cli/src/lib.rs` (`PythonInstallArgs::install_dir`).
+pub const UV_PYTHON_INSTALL_DIR: &str = "UV_PYTHON_INSTALL_DIR";
 
 /// Creates the environment of `build` in the staging tree of `paths` with
 /// the uv at `uv` (installed first, as the build requires).
@@ -57,12 +71,25 @@ pub(super) fn create_env(
     sys.write_atomic(&pyproject, text.as_bytes())?;
 
     let tree = paths.tree();
-    let venv = Cmd::new(uv, ["venv", "--relocatable", "--python", &env.python])
-        .arg_path(&tree)
-        .env("NO_COLOR", "1")
-        .timeout(600);
     let downloads = format!("{}/", paths.downloads().display());
+    // The interpreter first, under the engines directory, from the mirror;
+    // then the environment on it, and on no other (the node's own Python
+    // may lack the headers Triton compiles against).
+    let pythons = cfg.engines_dir.join(PYTHON_DIR);
+    let install = Cmd::new(uv, ["python", "install", "--no-bin", "--install-dir"])
+        .arg_path(&pythons)
+        .args(["--mirror", &cfg.python_mirror, &env.python])
+        .env("NO_COLOR", "1")
+        .timeout(UV_PYTHON_TIMEOUT_SECS);
+    uv_step(sys, &install, "uv python install", &downloads)?;
+    let venv =
+        Cmd::new(uv, ["venv", "--relocatable", "--managed-python", "--no-python-downloads", "--python", &env.python])
+            .arg_path(&tree)
+            .env("NO_COLOR", "1")
+            .env(UV_PYTHON_INSTALL_DIR, &pythons.display().to_string())
+            .timeout(600);
     uv_step(sys, &venv, "uv venv", &downloads)?;
+    let python = managed_python(sys, cfg, &tree)?;
     let install = Cmd::new(uv, ["pip", "install", "--python"])
         .arg_path(&tree.join("bin/python"))
         .args(["--default-index", &cfg.pypi_simple, "-r"])
@@ -72,7 +99,36 @@ pub(super) fn create_env(
     uv_step(sys, &install, "uv pip install", &downloads)?;
 
     let files = super::record::tree_files(sys, &tree)?;
-    Ok(Built { files, assets, depends_on: vec![] })
+    Ok(Built { files, assets, depends_on: vec![], python: Some(python) })
+}
+
+/// The managed CPython the environment at `tree` runs on: the directory
+/// its `pyvenv.cfg` names as `home` (`<dir>/bin`), which must lie in the
+/// engines directory's [`PYTHON_DIR`], with every file in it.
+///
+/// # Errors
+/// [`BuildFailure::Uv`] when the environment runs on another Python.
+fn managed_python(sys: &mut dyn System, cfg: &Config, tree: &Path) -> Result<ManagedPython, BuildFailure> {
+    let cfg_file = sys.read(&tree.join("pyvenv.cfg"))?.unwrap_or_default();
+    let text = String::from_utf8_lossy(&cfg_file);
+    let home = text
+        .lines()
+        .find_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == "home").map(|(_, v)| v.trim().to_string()))
+        .unwrap_or_default();
+    let pythons = cfg.engines_dir.join(PYTHON_DIR);
+    let dir = Path::new(&home).parent().filter(|d| d.parent() == Some(pythons.as_path()));
+    let Some(dir) = dir else {
+        return Err(BuildFailure::Uv {
+            step: "uv venv",
+            code: "0".into(),
+            said: format!(
+                "the environment runs on `{home}`, not on a Python under {PYTHON_DIR}/ of the engines directory"
+            ),
+        });
+    };
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let files = super::record::tree_files(sys, dir)?;
+    Ok(ManagedPython { dir: format!("{PYTHON_DIR}/{name}"), files })
 }
 
 /// The `pyproject.toml` uv installs a Python build from (`uv pip install

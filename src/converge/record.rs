@@ -6,7 +6,15 @@
 //! <engines>/<engine>/<version>-<variant>/        the unpacked build (committed by rename)
 //! <engines>/<engine>/<version>-<variant>.json    its install record, written last
 //! <engines>/.staging/<engine>-<version>-<variant>/{downloads,unpacked,tree}   work in progress
+//! <engines>/python/cpython-3.12.16-linux-x86_64-gnu/   the uv-managed CPython of the Python engines
 //! ```
+//!
+//! The managed CPython lives outside every build's tree because a virtual
+//! environment names its interpreter by absolute path (`home` in
+//! `pyvenv.cfg`, even with `uv venv --relocatable`): one under staging would
+//! be lost at the rename. uv installs it atomically itself (unpacked under
+//! `python/.temp/`, then renamed), and each environment's record lists its
+//! files, so verifying the install verifies the interpreter too.
 //!
 //! A directory without its record is not an install: a crash between the
 //! rename and the record leaves nothing that counts as `ready`.
@@ -40,8 +48,28 @@ pub struct InstallRecord {
     /// Python engine's environment.
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The uv-managed CPython a Python engine's environment runs on; absent
+    /// for an archive build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<ManagedPython>,
     /// When it was installed, seconds since the Unix epoch.
     pub installed_at: u64,
+}
+
+/// The directory under the engines directory where uv installs the Python
+/// engines' CPython (`uv python install --install-dir`).
+pub const PYTHON_DIR: &str = "python";
+
+/// A uv-managed CPython under the engines directory, as an install record
+/// lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagedPython {
+    /// Its directory, relative to the engines directory, `/`-separated:
+    /// `python/cpython-3.12.16-linux-x86_64-gnu`.
+    pub dir: String,
+    /// Every file in it with size in bytes and sha256, paths relative to `dir`.
+    pub files: Vec<UnpackedFile>,
 }
 
 pub use crate::release::AssetDigest;
@@ -55,6 +83,8 @@ pub struct Built {
     pub assets: Vec<AssetDigest>,
     /// Installs this one depends on: `uv 0.12.20 x86_64`.
     pub depends_on: Vec<String>,
+    /// The managed CPython the environment runs on.
+    pub python: Option<ManagedPython>,
 }
 
 /// The paths of one build's install.

@@ -327,6 +327,8 @@ pub fn discover_at(probe: &mut dyn Probe, engines_dir: &Path) -> Result<Discover
         libc,
         glibc,
         glibcxx,
+        // Not looked for: the engines run on a Python of their own.
+        python: None,
     };
 
     let cpu = match read_text(probe, "/proc/cpuinfo")? {

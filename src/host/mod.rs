@@ -119,6 +119,26 @@ pub struct Os {
     /// `null` (or absent) where there is no libstdc++.
     #[serde(default)]
     pub glibcxx: Option<DottedVersion>,
+    /// The system's own CPython, when it has one (`/usr/bin/python3.12`);
+    /// absent: none that uv would find. What a Python engine's environment
+    /// ran on before llmgw gave the engines a Python of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<SystemPython>,
+}
+
+/// The system's CPython: `{"version": "3.12.3", "headers": false}`.
+///
+/// Ubuntu 24.04 ships `/usr/bin/python3.12` without `Python.h`, which is in
+/// the separate `python3.12-dev` package (packages.ubuntu.com/noble,
+/// python3.12-dev's file list); Triton compiles its launcher against it at
+/// first use (vllm-project/vllm#27890, sgl-project/sglang#1117).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SystemPython {
+    /// Its version, `major.minor.patch`: `3.12.3`.
+    pub version: String,
+    /// Whether its C headers (`include/python3.12/Python.h`) are installed.
+    pub headers: bool,
 }
 
 /// How the distribution packages software.

@@ -112,6 +112,7 @@ impl Simulation {
             github_api: server.base_url(),
             pypi_simple: server.pypi_simple_url(),
             pytorch_whl: server.pytorch_url(),
+            python_mirror: server.python_mirror_url(),
             check_timeout_secs: converge::CHECK_TIMEOUT_SECS,
             not_a_build: Some(truth::stub::NOT_A_BUILD),
         };
@@ -206,6 +207,12 @@ impl Simulation {
     /// directory (`llmgw agent --host … --engines-dir DIR`).
     pub fn set_engines_dir(&mut self, dir: std::path::PathBuf) {
         self.cfg.engines_dir = dir;
+    }
+
+    /// Where uv downloads the Python engines' CPython from, from now on,
+    /// in place of the fake server's python-build-standalone downloads.
+    pub fn set_python_mirror(&mut self, url: &str) {
+        self.cfg.python_mirror = url.to_string();
     }
 
     /// The engines directory (inside a temporary directory removed on drop,

@@ -361,6 +361,15 @@ impl Files {
             .map_err(|e| SysError::Archive(e.to_string()))
     }
 
+    /// Unpacks the `.tar.gz` `bytes` into the existing directory `into`
+    /// through [`archive::unpack_tar_gz`]'s allowlist; the files placed.
+    ///
+    /// # Errors
+    /// [`SysError::Archive`] naming the refused entry or the corruption.
+    pub fn unpack_tar_gz(&self, bytes: &[u8], into: &Path) -> Result<Vec<UnpackedFile>, SysError> {
+        archive::unpack_tar_gz(bytes, into, Limits::default()).map_err(|e| SysError::Archive(e.to_string()))
+    }
+
     /// See [`super::System::sha256_file`].
     pub fn sha256_file(&self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         match fs::File::open(path) {

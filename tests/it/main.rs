@@ -17,6 +17,7 @@ mod hostile;
 mod inspect;
 mod invariants;
 mod latest;
+mod managed_python;
 mod matrix;
 mod offline;
 mod outcomes;

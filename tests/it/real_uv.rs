@@ -167,6 +167,7 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
         github_api: server.base_url(),
         pypi_simple: server.pypi_simple_url(),
         pytorch_whl: server.pytorch_url(),
+        python_mirror: server.python_mirror_url(),
         check_timeout_secs: 60,
         not_a_build: None,
     };
@@ -258,7 +259,7 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
                         );
                         // The simulated uv decides from the arguments alone;
                         // any host stands for the machine it runs on.
-                        let sim = sim_uv::run(&any_gpu_host(), effects, &args);
+                        let sim = sim_uv::run(&any_gpu_host(), effects, &args, &[]);
                         (real_says, resolution(sim.success(), &sim.stdout, &sim.stderr))
                     })
                 })

@@ -53,6 +53,13 @@ fn violations(sim: &Simulation, report: &Report) -> Vec<String> {
                 Err(_) => wrong.push(format!("{}: ready, but {} is missing", s.want, f.path)),
             }
         }
+        // A Python environment's interpreter, under the engines directory.
+        for f in record.python.iter().flat_map(|p| p.files.iter().map(move |f| (engines.join(&p.dir), f))) {
+            match std::fs::read(f.0.join(&f.1.path)) {
+                Ok(bytes) if llmgw::archive::sha256_reader(&bytes[..]).unwrap().1 == f.1.sha256 => {}
+                _ => wrong.push(format!("{}: ready, but its Python's {} is not as recorded", s.want, f.1.path)),
+            }
+        }
     }
     wrong.extend(half_installed(engines));
     wrong
@@ -72,7 +79,15 @@ fn half_installed(engines: &Path) -> Vec<String> {
     for leftover in list(&engines.join(".staging")) {
         wrong.push(format!("staging left: {}", leftover.display()));
     }
-    for engine_dir in list(engines).into_iter().filter(|p| !p.ends_with(".staging") && p.is_dir()) {
+    // uv's managed Pythons: each whole, nothing left half-unpacked in uv's `.temp`.
+    let pythons = engines.join(llmgw::converge::PYTHON_DIR);
+    for python in list(&pythons).into_iter().filter(|p| p.is_dir()) {
+        let whole = python.ends_with(".temp") && list(&python).is_empty() || python.join("bin/python3.12").is_file();
+        if !whole {
+            wrong.push(format!("a managed Python half-installed: {}", python.display()));
+        }
+    }
+    for engine_dir in list(engines).into_iter().filter(|p| !p.ends_with(".staging") && p != &pythons && p.is_dir()) {
         for install in list(&engine_dir).into_iter().filter(|p| p.is_dir()) {
             if !record_of(&install).is_file() {
                 wrong.push(format!("an install directory without its record: {}", install.display()));

@@ -234,7 +234,7 @@ impl System for SimSystem {
         if cmd.program.is_absolute() {
             let host = self.host.clone();
             let limits = programs::Limits { timeout_secs: cmd.timeout_secs, bench_fault: self.faults.compute_program };
-            let (out, waited) = programs::run(&host, &self.effects, &cmd.program, &cmd.args, &limits)?;
+            let (out, waited) = programs::run(&host, &self.effects, (&cmd.program, &cmd.args, &cmd.env), &limits)?;
             self.clock += waited;
             if cmd.args == ["--list-devices"]
                 && let Some(i) = self.faults.gpu_lost_after_listing.take()

@@ -64,11 +64,10 @@ fn killed_at_limit(secs: u64) -> Output {
 pub(super) fn run(
     host: &Host,
     local: &Effects,
-    program: &Path,
-    args: &[String],
+    (program, args, env): (&Path, &[String], &[(String, String)]),
     limits: &Limits,
 ) -> Result<(Output, u64), SysError> {
-    let out = run_program(host, local, program, args, limits)?;
+    let out = run_program(host, local, (program, args, env), limits)?;
     let waited =
         if out.code.is_none() && out.stderr.starts_with("llmgw: killed after") { limits.timeout_secs } else { 0 };
     Ok((out, waited))
@@ -77,8 +76,7 @@ pub(super) fn run(
 fn run_program(
     host: &Host,
     local: &Effects,
-    program: &Path,
-    args: &[String],
+    (program, args, env): (&Path, &[String], &[(String, String)]),
     limits: &Limits,
 ) -> Result<Output, SysError> {
     let shown = program.display().to_string();
@@ -105,7 +103,7 @@ fn run_program(
         return Ok(Output { code: Some(0), stdout: v.stdout.clone(), stderr: v.stderr.clone() });
     }
     match stub.emulates {
-        Some(Emulated::Uv) => return Ok(uv::run(host, local, args)),
+        Some(Emulated::Uv) => return Ok(uv::run(host, local, args, env)),
         Some(Emulated::Python) => return Ok(python::run(host, local, program, args)),
         None => {}
     }

@@ -1,6 +1,8 @@
 //! The simulated CPython of a uv environment, as far as llmgw runs it:
 //! `python -c "import M; print('L', M.__version__)"`, llmgw's GPU check
-//! ([`TORCH_CHECK_MARKER`]), and console scripts' `--version`.
+//! (`python FILE`, [`TORCH_CHECK_MARKER`], its Triton part needing a C
+//! compiler and the base interpreter's `Python.h`), and console scripts'
+//! `--version`.
 //!
 //! What is installed is read from the environment itself: each wheel's
 //! `.dist-info/llmgw-sim.json` says what the package really is (its
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::ldd::{Found, resolve};
 use super::uv::SITE_PACKAGES;
-use crate::converge::checks::TORCH_CHECK_MARKER;
+use crate::converge::checks::{GPU_CHECK_FILE, TORCH_CHECK_MARKER, TRITON_CHECK_MARKER};
 use crate::host::{ComputeCapability, Host};
 use crate::nvidia::{CudaKernels, runtime_min_driver};
 use crate::pep503::normalize;
@@ -41,6 +43,13 @@ pub(super) fn run(host: &Host, local: &Effects, python: &Path, args: &[String]) 
                 None => failed(1, "SyntaxError: the simulated Python runs only llmgw's checks\n"),
             }
         }
+        [file] if !file.starts_with('-') => match local.files.read(Path::new(file)).ok().flatten() {
+            Some(code) if code.starts_with(TORCH_CHECK_MARKER.as_bytes()) => {
+                gpu_check(&env, &String::from_utf8_lossy(&code))
+            }
+            Some(_) => failed(1, "SyntaxError: the simulated Python runs only llmgw's checks\n"),
+            None => failed(2, &format!("python: can't open file '{file}': [Errno 2] No such file or directory\n")),
+        },
         _ => failed(2, &format!("unknown option: {}\n", args.join(" "))),
     }
 }
@@ -107,6 +116,21 @@ impl<'a> Env<'a> {
             .filter_map(|b| serde_json::from_slice(&b).ok())
             .collect();
         Env { host, local, site, dists }
+    }
+
+    /// Whether the environment's base interpreter has its C headers: the
+    /// system's as the host says, a managed one's when
+    /// `include/python3.12/Python.h` is beside its `bin/`.
+    fn has_python_headers(&self) -> bool {
+        let root = self.site.ancestors().nth(3).unwrap_or(Path::new("/"));
+        let cfg = self.local.files.read(&root.join("pyvenv.cfg")).ok().flatten().unwrap_or_default();
+        let cfg = String::from_utf8_lossy(&cfg);
+        let home = cfg.lines().find_map(|l| l.strip_prefix("home = ")).unwrap_or_default().trim().to_string();
+        if home == super::uv::SYSTEM_BIN {
+            return self.host.os.python.as_ref().is_some_and(|p| p.headers);
+        }
+        let base = Path::new(&home).parent().unwrap_or(Path::new("/"));
+        self.local.files.read(&base.join("include/python3.12/Python.h")).ok().flatten().is_some()
     }
 
     /// Imports a top-level module: its package and every package it
@@ -196,8 +220,54 @@ pub(super) fn split_sass(list: &[String]) -> (Vec<ComputeCapability>, Vec<Comput
 }
 
 /// llmgw's GPU check: import torch and each kernel module, then compute
-/// on every GPU.
+/// on every GPU; then its Triton part ([`triton_check`]).
 fn gpu_check(env: &Env, code: &str) -> Output {
+    let (torch_part, triton_part) = match code.split_once(TRITON_CHECK_MARKER) {
+        Some((t, _)) => (t, true),
+        None => (code, false),
+    };
+    let out = torch_check(env, torch_part);
+    if !out.success() || !triton_part {
+        return out;
+    }
+    match triton_check(env, torch_part.lines().count() + 2) {
+        Ok(line) => Output { stdout: format!("{}{line}", out.stdout), ..out },
+        Err(failure) => Output { code: Some(1), stdout: out.stdout, stderr: failure },
+    }
+}
+
+/// The GPU check's Triton part, its first line at `line`: Triton compiles
+/// its C launcher with the system's C compiler against the interpreter's
+/// `Python.h` (the base interpreter's `include/python3.12/`, as
+/// `sysconfig.get_paths()["include"]` gives it), then runs the kernel. The
+/// launcher's file name and line are Triton 3.x's `cuda_utils.c`, its
+/// `#include <Python.h>` line UNCONFIRMED (sgl-project/sglang#1117 shows
+/// an older Triton's `main.c:5:10`); without a compiler, Triton 3.4's
+/// `_find_compiler` words (`triton/runtime/build.py`). Triton itself is taken as installed
+/// with torch (torch's Linux wheels require it; `mocks/pypi/` does not
+/// carry it).
+fn triton_check(env: &Env, line: usize) -> Result<String, String> {
+    if !env.host.packages.installed.contains("gcc") {
+        return Err(format!(
+            "Traceback (most recent call last):\n  File \"{GPU_CHECK_FILE}\", line {}, in <module>\n\
+             RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set triton.knobs.build.impl.\n",
+            line + 8
+        ));
+    }
+    if !env.has_python_headers() {
+        return Err(format!(
+            "/tmp/tmpllmgwsim/cuda_utils.c:6:10: fatal error: Python.h: No such file or directory\n    \
+             6 | #include <Python.h>\n      |          ^~~~~~~~~~\ncompilation terminated.\n\
+             Traceback (most recent call last):\n  File \"{GPU_CHECK_FILE}\", line {}, in <module>\n\
+             subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpllmgwsim/cuda_utils.c', '-O3', '-shared', '-fPIC', '-o', '/tmp/tmpllmgwsim/cuda_utils.cpython-312-x86_64-linux-gnu.so', '-lcuda']' returned non-zero exit status 1.\n",
+            line + 8
+        ));
+    }
+    Ok("triton simulated computes on cuda:0\n".to_string())
+}
+
+/// llmgw's GPU check without its Triton part.
+fn torch_check(env: &Env, code: &str) -> Output {
     let host = env.host;
     for (n, line) in code.lines().enumerate() {
         if let Some(m) = line.strip_prefix("import ")

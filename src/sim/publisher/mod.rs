@@ -10,7 +10,7 @@
 //!
 //! | file | serves |
 //! | --- | --- |
-//! | `github.rs` | releases by tag, their assets, GitHub's 404s |
+//! | `github.rs` | releases by tag, their assets, GitHub's 404s; python-build-standalone's CPython archives, uv's Python mirror |
 //! | `pypi.rs` | PyPI's and PyTorch's indexes (PEP 691, 658, 700) |
 //! | `mirror.rs` | an offline site's mirror directory |
 //! | `faults.rs`, `broken.rs` | a scenario's faults; bodies that break off |
@@ -37,6 +37,10 @@ use wiremock::{Mock, MockServer, Request};
 
 use crate::sim::truth::Catalog;
 use github::api_json;
+
+/// The repository whose releases hold the CPython archives uv installs
+/// (`mocks/python/`): its GitHub release downloads are uv's Python mirror.
+pub const PYTHON_BUILD_STANDALONE: &str = "astral-sh/python-build-standalone";
 
 /// A fake release server on `127.0.0.1`, serving every release and every
 /// package index of a catalog until dropped.
@@ -150,6 +154,15 @@ impl FakeServer {
     /// `{pytorch_url}/cu129`, its project pages `{pytorch_url}/cu129/torch/`.
     pub fn pytorch_url(&self) -> String {
         format!("{}/whl", self.base_url())
+    }
+
+    /// The fake python-build-standalone downloads, standing for uv's Python
+    /// install mirror (`https://releases.astral.sh/github/python-build-standalone/releases/download`,
+    /// no trailing slash): `http://127.0.0.1:40123/astral-sh/python-build-standalone/releases/download`.
+    /// An archive is `{python_mirror_url}/{tag}/{name}`, GitHub's release
+    /// download of the truth's `mocks/python/` release.
+    pub fn python_mirror_url(&self) -> String {
+        format!("{}/{PYTHON_BUILD_STANDALONE}/releases/download", self.base_url())
     }
 
     /// Every request received so far, in order, as (method, path without

@@ -11,6 +11,7 @@ use super::Catalog;
 pub(super) const EMBEDDED: &[(&str, &str)] = &[
     ("mocks/llama.cpp/b10850.json", include_str!("../../../mocks/llama.cpp/b10850.json")),
     ("mocks/llama.cpp/b11459.json", include_str!("../../../mocks/llama.cpp/b11459.json")),
+    ("mocks/python/3.12.16.json", include_str!("../../../mocks/python/3.12.16.json")),
     ("mocks/uv/0.12.20.json", include_str!("../../../mocks/uv/0.12.20.json")),
     ("mocks/uv/0.13.9.json", include_str!("../../../mocks/uv/0.13.9.json")),
     ("mocks/vllm/0.20.1.json", include_str!("../../../mocks/vllm/0.20.1.json")),

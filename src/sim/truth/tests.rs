@@ -215,8 +215,13 @@ fn every_asset_the_recipes_ask_for_is_published() {
         .collect();
     // Every engine version published: the releases, and the engines' own
     // projects on PyPI.
-    let mut wants: BTreeSet<(String, String)> =
-        catalog.releases.iter().map(|r| (r.engine.clone(), r.version.clone())).collect();
+    // python-build-standalone's CPython is no engine: uv asks for it (below).
+    let mut wants: BTreeSet<(String, String)> = catalog
+        .releases
+        .iter()
+        .filter(|r| Engine::parse(&r.engine).is_ok())
+        .map(|r| (r.engine.clone(), r.version.clone()))
+        .collect();
     for d in &index("pypi").dists {
         if Engine::parse(&d.name).is_ok() {
             wants.insert((d.name.clone(), d.version.clone()));

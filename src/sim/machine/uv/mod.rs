@@ -1,10 +1,15 @@
-//! The simulated uv: `uv venv`, `uv pip install -r pyproject.toml` and `uv
-//! pip compile`, as far as llmgw (and the real-uv comparison) uses them,
-//! against the fake package indexes.
+//! The simulated uv: `uv python install`, `uv venv`, `uv pip install -r
+//! pyproject.toml` and `uv pip compile`, as far as llmgw (and the real-uv
+//! comparison) uses them, against the fake package indexes and the fake
+//! python-build-standalone downloads.
 //!
-//! `venv` creates `bin/python` (a simulated CPython 3.12 that needs glibc
-//! 2.17, as python-build-standalone's builds do; its download is not
-//! simulated) and `lib/python3.12/site-packages/`. `pip install` resolves
+//! `python install` (`python.rs`) unpacks CPython 3.12.16's archive from the
+//! mirror into the install directory. `venv` creates `bin/python` (a
+//! simulated CPython that needs glibc 2.17, as python-build-standalone's
+//! builds do) and `lib/python3.12/site-packages/` on the interpreter it
+//! finds: a managed one in `UV_PYTHON_INSTALL_DIR`, else (without
+//! `--managed-python`) the host's own (`os.python`), named as `home` in
+//! `pyvenv.cfg`; with neither, one taken as downloaded (not simulated). `pip install` resolves
 //! the pyproject's dependencies for the host (`resolve.rs`) — a package
 //! named in `[tool.uv.sources]` from its explicit index, every other from
 //! the default index — through the PEP 691 JSON API and each wheel's PEP 658
@@ -18,7 +23,10 @@
 //! May import what the machine may (`host`, `pep503`, `recipe`'s version
 //! order, the truth's wheel names and stubs, `system`).
 
+mod python;
 mod resolve;
+
+pub(crate) use python::SYSTEM_BIN;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -34,18 +42,21 @@ use crate::system::Effects;
 use crate::system::Output;
 use resolve::{Req, Resolver, Target, WheelFrom};
 
-/// The CPython a simulated `uv venv --python 3.12` provides.
-pub(crate) const PYTHON_VERSION: &str = "3.12.12";
+/// The CPython a simulated `uv venv --python 3.12` provides when uv
+/// installs it (what the resolver targets).
+pub(crate) const PYTHON_VERSION: &str = python::MANAGED.0;
 
 /// Where a simulated environment keeps its packages, under the environment.
 pub(crate) const SITE_PACKAGES: &str = "lib/python3.12/site-packages";
 
-/// Runs `uv ARGS` on the simulated host: `venv`, `pip install` (for the
-/// host) and `pip compile` (for the `--python-platform` given, the host
-/// aside), with uv's exit codes (0, or 2 with its report on stderr).
-pub fn run(host: &Host, local: &Effects, args: &[String]) -> Output {
+/// Runs `uv ARGS` with the environment variables `env` on the simulated
+/// host: `python install`, `venv`, `pip install` (for the host) and `pip
+/// compile` (for the `--python-platform` given, the host aside), with uv's
+/// exit codes (0, or 2 with its report on stderr).
+pub fn run(host: &Host, local: &Effects, args: &[String], env: &[(String, String)]) -> Output {
     let result = match (args.first().map(String::as_str), args.get(1).map(String::as_str)) {
-        (Some("venv"), _) => venv(local, &args[1..]).map(|e| (String::new(), e)),
+        (Some("python"), Some("install")) => python::install(host, local, &args[2..], env).map(|e| (String::new(), e)),
+        (Some("venv"), _) => venv(host, local, &args[1..], env).map(|e| (String::new(), e)),
         (Some("pip"), Some("install")) => pip_install(host, local, &args[2..]).map(|e| (String::new(), e)),
         (Some("pip"), Some("compile")) => pip_compile(local, &args[2..]),
         _ => Err(format!("error: unrecognized subcommand '{}'", args.join(" "))),
@@ -61,11 +72,39 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(String::as_str)
 }
 
-fn venv(local: &Effects, args: &[String]) -> Result<String, String> {
-    let python = flag(args, "--python").unwrap_or("3");
-    if !PYTHON_VERSION.starts_with(python) {
-        return Err(format!("error: No interpreter found for Python {python} in managed installations or search path"));
-    }
+/// `uv venv [--relocatable] [--managed-python] [--no-python-downloads]
+/// --python V DIR`: the environment on the interpreter uv finds
+/// ([`python::find`]); with `--managed-python` (or `UV_MANAGED_PYTHON`)
+/// only a managed one, which with downloads off must be installed already.
+/// Without any, the interpreter is taken as downloaded (not simulated).
+fn venv(host: &Host, local: &Effects, args: &[String], env: &[(String, String)]) -> Result<String, String> {
+    let request = flag(args, "--python").unwrap_or("3");
+    let only_managed = args.iter().any(|a| a == "--managed-python")
+        || python::env_var(env, "UV_MANAGED_PYTHON").is_some_and(|v| v == "1" || v == "true");
+    let no_downloads = args.iter().any(|a| a == "--no-python-downloads")
+        || python::env_var(env, "UV_PYTHON_DOWNLOADS").is_some_and(|v| v == "never");
+    let install_dir = python::env_var(env, "UV_PYTHON_INSTALL_DIR");
+    let found = python::find(host, local, request, install_dir, only_managed);
+    let base = match found {
+        Some(i) => i,
+        None if no_downloads => {
+            let where_ =
+                if only_managed { "in managed installations" } else { "in managed installations or search path" };
+            return Err(format!(
+                "error: No interpreter found for Python {request} {where_}\n\nhint: A managed Python download is available for Python {request}, but Python downloads are set to 'never'"
+            ));
+        }
+        None if !python::MANAGED.0.starts_with(request) => {
+            return Err(format!(
+                "error: No interpreter found for Python {request} in managed installations or search path"
+            ));
+        }
+        None => python::Interpreter {
+            version: python::MANAGED.0.to_string(),
+            bin: Path::new("/opt/uv/python").join(format!("cpython-{}-linux-gnu/bin", python::MANAGED.0)),
+            managed: true,
+        },
+    };
     let dir = args
         .iter()
         .enumerate()
@@ -81,7 +120,7 @@ fn venv(local: &Effects, args: &[String]) -> Result<String, String> {
         requires: vec!["GLIBC_2.17".into()],
         version: Some(VersionOutput {
             args: vec!["--version".into()],
-            stdout: format!("Python {PYTHON_VERSION}\n"),
+            stdout: format!("Python {}\n", base.version),
             stderr: String::new(),
         }),
         emulates: Some(Emulated::Python),
@@ -89,10 +128,19 @@ fn venv(local: &Effects, args: &[String]) -> Result<String, String> {
     };
     local.files.write_file(&dir.join("bin/python"), &interpreter.to_bytes(), 0o755).map_err(io)?;
     let cfg = format!(
-        "home = /opt/uv/python/cpython-{PYTHON_VERSION}-linux-gnu/bin\nimplementation = CPython\nuv = 0.12.20\nversion_info = {PYTHON_VERSION}\ninclude-system-site-packages = false\nrelocatable = true\n"
+        "home = {}\nimplementation = CPython\nuv = {}\nversion_info = {}\ninclude-system-site-packages = false\nrelocatable = true\n",
+        base.bin.display(),
+        crate::recipe::UV_VERSION,
+        base.version
     );
     local.files.write_file(&dir.join("pyvenv.cfg"), cfg.as_bytes(), 0o644).map_err(io)?;
-    Ok(format!("Using CPython {PYTHON_VERSION}\nCreating virtual environment at: {}\n", dir.display()))
+    Ok(format!(
+        "Using CPython {} interpreter at: {}/python{}\nCreating virtual environment at: {}\n",
+        base.version,
+        base.bin.display(),
+        &base.version[..base.version.rfind('.').unwrap_or(base.version.len())],
+        dir.display()
+    ))
 }
 
 #[derive(Deserialize)]
