@@ -81,12 +81,22 @@ fn after_attempts(e: SysError) -> SysError {
 /// The last [`SysError`], or a [`SysError::Http`] saying why no more
 /// waiting is done (a rate limit too far away).
 pub fn get(sys: &mut dyn System, what: &str, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
-    let again = |result: &Result<HttpResponse, SysError>| match result {
-        Ok(r) if transient(r.status, &r.wait) => Some((r.wait, r.status)),
-        Err(SysError::Network(_)) => Some((Wait::default(), 0)),
-        _ => None,
-    };
-    attempts(sys, what, "asking again", None, |sys| sys.http_get(url, accept), again)
+    attempts(sys, what, "asking again", None, |sys| sys.http_get(url, accept), answered_transiently)
+}
+
+/// As [`get`], for a document never more than `limit` bytes
+/// ([`System::http_get_at_most`]); one going on past it is not asked again.
+///
+/// # Errors
+/// As [`get`]; [`SysError::TooLong`].
+pub fn get_at_most(
+    sys: &mut dyn System,
+    what: &str,
+    url: &str,
+    accept: &str,
+    limit: (u64, &'static str),
+) -> Result<HttpResponse, SysError> {
+    attempts(sys, what, "asking again", None, |sys| sys.http_get_at_most(url, accept, limit), answered_transiently)
 }
 
 /// Downloads `url` to `dest` (at most `size` bytes, when declared) as
@@ -128,6 +138,16 @@ pub fn fetch_unpack(
         sys.fetch_unpack(std::slice::from_ref(job)).pop().expect("one result per job")
     };
     attempts(sys, what, "downloading again", first, once, failed_transiently)
+}
+
+/// Whether an answer to a GET is worth asking again for: when to, and the
+/// HTTP status (0 for a broken connection).
+fn answered_transiently(result: &Result<HttpResponse, SysError>) -> Option<(Wait, u16)> {
+    match result {
+        Ok(r) if transient(r.status, &r.wait) => Some((r.wait, r.status)),
+        Err(SysError::Network(_)) => Some((Wait::default(), 0)),
+        _ => None,
+    }
 }
 
 /// Whether a download failed in a way worth trying again: when to, and the

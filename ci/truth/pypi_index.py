@@ -357,6 +357,8 @@ def build_uv(facts, version):
                 stub = {"emulates": "uv", **stub}
             files.append({"path": prog, "elf": stub})
         assets.append({"name": f"uv-{triple}.tar.gz", "top": f"uv-{triple}", "files": files})
+        # Its `.sha256` beside it, as the release workflow uploads one (the server writes the line).
+        assets.append({"name": f"uv-{triple}.tar.gz.sha256", "sha256_of": f"uv-{triple}.tar.gz"})
     published = min(t for t in times if t)
     published = published.split(".")[0].rstrip("Z") + "Z"
     return {"engine": "uv", "version": version, "repo": "astral-sh/uv", "tag": version,
@@ -430,8 +432,9 @@ UV_SOURCES = [
     "(uv 0.13.9 (x86_64-unknown-linux-gnu)); the form is uv@crates/uv-cli/src/version.rs",
     "published_at is the upload time of the version's first wheel on PyPI; the commit is the simulation's (no "
     "reachable file names it, and nothing reads it)",
-    "Each archive also has a <asset>.sha256 sidecar upstream; this truth publishes the archives and relies on "
-    "the API digest — astral-sh/uv@.github/workflows/build-release-binaries.yml",
+    "Each archive has its <asset>.sha256 beside it, one line '<sha256>  <asset>' (shasum -a 256 $ARCHIVE_FILE > "
+    "$ARCHIVE_FILE.sha256, both uploaded: *.tar.gz and *.sha256) — "
+    "astral-sh/uv@00309ed:.github/workflows/build-release-binaries.yml",
 ]
 
 

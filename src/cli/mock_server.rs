@@ -6,7 +6,6 @@
 use llmgw::host::Arch;
 use llmgw::sim::publisher::FakeServer;
 use llmgw::sim::runnable;
-use llmgw::sim::truth::embedded_catalog;
 use llmgw::system::http::Http;
 use llmgw::system::real::{RealSystem, Silent};
 
@@ -21,6 +20,8 @@ use super::input::Failure;
     llmgw mock-server --port 8080 --real-programs &\n  \
     llmgw provision --want llama.cpp@b10850 --engines-dir /tmp/engines \\\n  \
     \x20   --github-api http://127.0.0.1:8080\n  \
+    # uv without GitHub's digests: checked against the .sha256 files instead\n  \
+    llmgw mock-server --port 8080 --scenario uv-digest-from-sidecar &\n  \
     # with a mirror; its offline_base is http://127.0.0.1:8080/mirror\n  \
     llmgw mock-server --port 8080 --mirror /srv/llmgw-mirror\n\n\
     Without --real-programs the builds hold the simulation's stand-ins, which\n\
@@ -38,6 +39,10 @@ pub struct Args {
     /// this server installs them for real. They answer their version command and list no device.
     #[arg(long)]
     real_programs: bool,
+    /// Serve a scenario's variant of the truth (a file or an embedded scenario's name): its faults,
+    /// and digests GitHub does not give (uv-digest-from-sidecar).
+    #[arg(long, value_name = "FILE|NAME")]
+    scenario: Option<std::path::PathBuf>,
 }
 
 /// Serves until the process is stopped (Ctrl-C, SIGTERM).
@@ -48,10 +53,11 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         let why = if dir.exists() { "is not a directory" } else { "does not exist" };
         return Err(Failure::BadInput(format!("--mirror `{}` {why}", dir.display())));
     }
-    let real = if args.real_programs { Some(real_programs()?) } else { None };
+    let truth = super::input::catalog(args.scenario.as_deref())?;
+    let real = if args.real_programs { Some(real_programs(&truth)?) } else { None };
     let catalog: &llmgw::sim::truth::Catalog = match &real {
         Some((c, _)) => c,
-        None => embedded_catalog(),
+        None => &truth,
     };
     let server = FakeServer::start_on(catalog, args.port)
         .map_err(|e| Failure::BadInput(format!("--port {}: cannot serve: {e}", args.port)))?;
@@ -82,9 +88,11 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
 }
 
-/// The embedded truth with real programs for this machine's architecture,
-/// and which assets got them.
-fn real_programs() -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), Failure> {
+/// The truth with real programs for this machine's architecture, and which
+/// assets got them.
+fn real_programs(
+    truth: &llmgw::sim::truth::Catalog,
+) -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), Failure> {
     let arch = match std::env::consts::ARCH {
         "x86_64" => Arch::Amd64,
         "aarch64" => Arch::Arm64,
@@ -98,6 +106,6 @@ fn real_programs() -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), F
     let mut sys = RealSystem::new(http, Box::new(Silent));
     let dir =
         tempfile::tempdir().map_err(|e| Failure::Internal(format!("cannot make a directory to compile in: {e}")))?;
-    runnable::with_real_programs(&mut sys, dir.path(), embedded_catalog(), arch)
+    runnable::with_real_programs(&mut sys, dir.path(), truth, arch)
         .map_err(|e| Failure::Internal(format!("--real-programs: {e}")))
 }

@@ -134,17 +134,20 @@ pub fn fetch_into(
                     release::fetch(sys, github_api, &p.repo, &p.tag).map_err(|e| BundleError::Fetch(e.to_string()))?;
                 releases.insert(key.clone(), r);
             }
-            let asset = releases[&key].asset(&p.entry.asset).map_err(|e| BundleError::Fetch(e.to_string()))?;
-            if let Err(release::ReleaseError::NoDigest { asset, why }) = asset.sha256() {
-                return Err(BundleError::Fetch(format!(
-                    "asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not bundled"
-                )));
-            }
+            // GitHub's digest, or the release's `<asset>.sha256` when it gives none.
+            let asset = release::sidecar::with_digest(sys, &releases[&key], &p.entry.asset)
+                .and_then(|a| a.sha256().map(|_| a))
+                .map_err(|e| match e {
+                    release::ReleaseError::NoDigest { asset, why } => BundleError::Fetch(format!(
+                        "asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not bundled"
+                    )),
+                    e => BundleError::Fetch(e.to_string().replace("so it is not installed", "so it is not bundled")),
+                })?;
             let dest = dir.join(&path);
             if let Some(parent) = dest.parent() {
                 sys.create_dir_all(parent).map_err(|e| BundleError::Io(e.to_string()))?;
             }
-            let got = release::download::download_verified(sys, asset, &dest)
+            let got = release::download::download_verified(sys, &asset, &dest)
                 .map_err(|e| BundleError::Fetch(e.to_string()))?;
             let (size, _) = sys
                 .sha256_file(&dest)

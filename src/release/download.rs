@@ -40,7 +40,7 @@ pub enum VerifyError {
     /// The bytes did not match the digest, twice.
     #[error(
         "{asset}: sha256 {actual} does not match {} {expected}, downloaded twice ({bytes} bytes received{})",
-        .from.whose(),
+        .from.whose(.asset),
         if *.expected_bytes == 0 { String::new() } else { format!(", {} expected", .expected_bytes) }
     )]
     Digest {
@@ -65,7 +65,7 @@ pub enum VerifyError {
 /// to run; `-v` logs the whole URL). Empty for the publisher's assets.
 fn from_where(from: &DigestFrom) -> String {
     match from {
-        DigestFrom::Publisher => String::new(),
+        DigestFrom::Publisher | DigestFrom::Sidecar => String::new(),
         DigestFrom::Mirror { path } => format!(" from the mirror at <offline_base>/{path}"),
     }
 }
@@ -125,7 +125,7 @@ fn verified_twice<F, T>(
 ) -> Result<(AssetDigest, T), VerifyError> {
     let name = &asset.name;
     let expected = asset.sha256().map_err(VerifyError::Unverifiable)?;
-    let whose = asset.digest_from.whose();
+    let whose = asset.digest_from.whose(name);
     let mut got = fetch(sys, first)?;
     if got.1 != expected {
         tracing::warn!("{name}: sha256 {} is not {whose} {expected}; downloading it again", got.1);

@@ -60,14 +60,19 @@ pub enum DigestFrom {
         /// URL differs from run to run in simulation.
         path: String,
     },
+    /// The publisher, whose API gives no digest: the digest is the one the
+    /// asset's `<asset>.sha256` in the same release gives ([`super::sidecar`]).
+    Sidecar,
 }
 
 impl DigestFrom {
-    /// Who vouches for the digest, in words: `the publisher's digest`.
-    pub fn whose(&self) -> &'static str {
+    /// Who vouches for the digest of `asset`, in words: `the publisher's
+    /// digest`, `the digest in the publisher's uv-….tar.gz.sha256`.
+    pub fn whose(&self, asset: &str) -> String {
         match self {
-            DigestFrom::Publisher => "the publisher's digest",
-            DigestFrom::Mirror { .. } => "the control plane's offline_sha256",
+            DigestFrom::Publisher => "the publisher's digest".into(),
+            DigestFrom::Mirror { .. } => "the control plane's offline_sha256".into(),
+            DigestFrom::Sidecar => format!("the digest in the publisher's {asset}.sha256"),
         }
     }
 }
@@ -146,6 +151,17 @@ pub enum ReleaseError {
         asset: String,
         /// `null`, or what the digest field held.
         why: String,
+    },
+    /// GitHub gives the asset no digest, and its `.sha256` sidecar does not
+    /// vouch for it: it cannot be fetched, or is not of a form that does.
+    #[error(
+        "asset `{asset}` has no sha256 digest from GitHub, and its {asset}.sha256 {problem}; it cannot be verified, so it is not installed"
+    )]
+    Sidecar {
+        /// The asset; its sidecar is `<asset>.sha256`.
+        asset: String,
+        /// What is wrong with the sidecar: `holds 2 lines; …`.
+        problem: String,
     },
 }
 
@@ -269,7 +285,9 @@ impl Asset {
         let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why };
         let d = self.digest.as_deref().ok_or_else(|| {
             no(match self.digest_from {
-                DigestFrom::Publisher => "GitHub gives none for assets uploaded before June 2025".into(),
+                DigestFrom::Publisher | DigestFrom::Sidecar => {
+                    "GitHub gives none for assets uploaded before June 2025".into()
+                }
                 DigestFrom::Mirror { .. } => {
                     "the control plane's offline_sha256 holds none for it, and an offline install trusts no other"
                         .into()

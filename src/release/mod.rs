@@ -6,6 +6,7 @@
 //! | `index.rs` | a Python package index's project page (PEP 691): what a `latest` vLLM or SGLang looks at |
 //! | `source.rs` | where a want's builds come from, decided once ([`Origin`]), and the release metadata seen in a pass ([`ReleaseSource`]) |
 //! | `mirror.rs` | an offline site's mirror layout: `<engine>/<version>/<asset>` |
+//! | `sidecar.rs` | an asset's `<asset>.sha256` beside it in the release: its digest when GitHub's API gives none |
 //! | `download.rs` | download and verify: an asset's bytes against the digest vouched for it, once more on a mismatch |
 //!
 //! Part of the core: every effect through [`crate::system::System`] (and
@@ -18,6 +19,7 @@ pub mod download;
 mod github;
 pub mod index;
 pub mod mirror;
+pub mod sidecar;
 pub mod source;
 
 pub use download::{AssetDigest, VerifyError};

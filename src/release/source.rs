@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::github::{self, Asset, DigestFrom, Release, ReleaseError};
-use super::mirror;
+use super::{mirror, sidecar};
 use crate::recipe::{Engine, Want};
 use crate::system::System;
 
@@ -86,11 +86,13 @@ impl ReleaseSource {
 
     /// The asset `name` of a build of `engine` at `version`, published in
     /// release `tag` of `repo`: from the release (the publisher's digest),
-    /// or at its place on the mirror (the control plane's digest, none when
-    /// the checksums do not name it: [`Asset::sha256`] then refuses it).
+    /// or, when the API gives none, its `.sha256` beside it in the release
+    /// ([`sidecar::with_digest`]); or at its place on the mirror (the
+    /// control plane's digest, none when the checksums do not name it:
+    /// [`Asset::sha256`] then refuses it).
     ///
     /// # Errors
-    /// As [`ReleaseSource::release`]; [`ReleaseError::NoAsset`].
+    /// As [`ReleaseSource::release`] and [`sidecar::with_digest`].
     pub fn asset(
         &mut self,
         sys: &mut dyn System,
@@ -102,19 +104,13 @@ impl ReleaseSource {
         match &self.origin {
             Origin::Publisher => {
                 let release = self.release(sys, repo, tag)?;
-                let mut asset = release.asset(name)?.clone();
-                // No digest in the API (uploaded before June 2025): the
-                // publisher's own `.sha256` beside it, from the same release.
-                if asset.digest.is_none()
-                    && let Ok(sidecar) = release.asset(&format!("{name}.sha256"))
+                let asset = sidecar::with_digest(sys, &release, name)?;
+                // Kept with the release: a sidecar is read once a pass.
+                if asset.digest_from == DigestFrom::Sidecar
+                    && let Some(Ok(seen)) = self.seen.get_mut(&(repo.to_string(), tag.to_string()))
+                    && let Some(a) = seen.assets.iter_mut().find(|a| a.name == name)
                 {
-                    asset.digest = Some(sidecar_digest(sys, sidecar, name)?);
-                    // Kept with the release: the sidecar is read once a pass.
-                    if let Some(Ok(seen)) = self.seen.get_mut(&(repo.to_string(), tag.to_string()))
-                        && let Some(a) = seen.assets.iter_mut().find(|a| a.name == name)
-                    {
-                        a.digest.clone_from(&asset.digest);
-                    }
+                    a.clone_from(&asset);
                 }
                 Ok(asset)
             }
@@ -126,31 +122,5 @@ impl ReleaseSource {
                 digest_from: DigestFrom::Mirror { path: mirror::asset_path(engine, version, name) },
             }),
         }
-    }
-}
-
-/// The digest a `.sha256` sidecar gives for `name`: its one line,
-/// `<64 hex>  <name>` (`sha256sum`'s form; `*<name>` in binary mode), as
-/// `sha256:<hex>`.
-///
-/// # Errors
-/// [`ReleaseError::NoDigest`] saying why the sidecar does not vouch for the
-/// asset: it cannot be fetched, or its line is not of that form or names
-/// another file.
-fn sidecar_digest(sys: &mut dyn System, sidecar: &Asset, name: &str) -> Result<String, ReleaseError> {
-    let no = |why: String| ReleaseError::NoDigest { asset: name.to_string(), why };
-    let what = format!("{} (the digest of {name})", sidecar.name);
-    let resp = crate::retry::get(sys, &what, &sidecar.browser_download_url, "application/octet-stream")
-        .map_err(|e| no(format!("GitHub gives none, and its {} cannot be fetched: {e}", sidecar.name)))?;
-    if resp.status != 200 {
-        return Err(no(format!("GitHub gives none, and its {} answers HTTP {}", sidecar.name, resp.status)));
-    }
-    let text = String::from_utf8_lossy(&resp.body);
-    let mut words = text.lines().next().unwrap_or_default().split_whitespace();
-    let (hex, file) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
-    if crate::recipe::is_sha256_hex(hex) && file.trim_start_matches('*') == name && words.next().is_none() {
-        Ok(format!("sha256:{}", hex.to_ascii_lowercase()))
-    } else {
-        Err(no(format!("GitHub gives none, and its {} is not `<sha256>  {name}`", sidecar.name)))
     }
 }

@@ -202,16 +202,28 @@ impl Http {
 
     /// See [`super::System::http_get`].
     pub fn http_get(&self, url: &str, accept: &str) -> Result<HttpResponse, SysError> {
+        self.http_get_at_most(url, accept, (MAX_DOCUMENT_BYTES, "more than release metadata ever is"))
+    }
+
+    /// See [`super::System::http_get_at_most`].
+    pub fn http_get_at_most(
+        &self,
+        url: &str,
+        accept: &str,
+        (limit, why): (u64, &'static str),
+    ) -> Result<HttpResponse, SysError> {
         let resp = self.get(url, accept)?;
         let status = resp.status().as_u16();
         let wait = wait_of(resp.headers());
         let next = resp.headers().get("link").and_then(|v| v.to_str().ok()).and_then(next_link);
-        let mut budget = Budget::new(MAX_DOCUMENT_BYTES, "more than release metadata ever is", MIN_DEADLINE_SECS);
+        let mut budget = Budget::new(limit, why, MIN_DEADLINE_SECS);
         let mut body = Vec::new();
         let mut resp = resp;
+        // Never more than one byte past the limit read: enough to know it goes on.
+        let piece = (64 * 1024).min(limit.saturating_add(1));
         loop {
-            let mut chunk = Vec::with_capacity(64 * 1024);
-            let n = resp.by_ref().take(64 * 1024).read_to_end(&mut chunk).map_err(|e| broke_off(&e))?;
+            let mut chunk = Vec::new();
+            let n = resp.by_ref().take(piece).read_to_end(&mut chunk).map_err(|e| broke_off(&e))?;
             if n == 0 {
                 break;
             }

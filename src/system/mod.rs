@@ -303,6 +303,18 @@ pub trait System {
         self.effects().http.http_get(url, accept)
     }
 
+    /// As [`System::http_get`], for a document that is never more than
+    /// `limit` bytes (`why` says why, for the error): a body going on past
+    /// it is [`SysError::TooLong`], read no further.
+    fn http_get_at_most(
+        &mut self,
+        url: &str,
+        accept: &str,
+        (limit, why): (u64, &'static str),
+    ) -> Result<HttpResponse, SysError> {
+        self.effects().http.http_get_at_most(url, accept, (limit, why))
+    }
+
     /// Downloads `url` to the new file `dest`, following redirects, hashing
     /// with sha256 on the way; a body longer than `size` bytes (when given)
     /// is [`SysError::TooLong`]. An HTTP error status is [`SysError::Http`].

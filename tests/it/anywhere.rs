@@ -428,3 +428,30 @@ fn verbose_simulate_says_each_build_it_tries_and_what_proved_it() {
     let quiet = llmgw_in(nowhere.path(), &["simulate", "--host", "v100", "--want", "llama.cpp@b11459"]);
     assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn provision_against_the_fake_server_without_githubs_digest_installs_uv_verified_by_its_sidecar() {
+    let (_served, base, _) = serve(&["--real-programs", "--scenario", "uv-digest-from-sidecar"]);
+    let http = llmgw::system::http::Http::loopback(10, 60).unwrap();
+    let get = |url: String| http.http_get(&url, "*/*").unwrap().body;
+    let api: serde_json::Value =
+        serde_json::from_slice(&get(format!("{base}/repos/astral-sh/uv/releases/tags/0.13.9"))).unwrap();
+    let archive = &api["assets"][0];
+    assert!(archive["digest"].is_null(), "the API gives none: {archive}");
+    let sidecar = text(&get(format!("{}.sha256", archive["browser_download_url"].as_str().unwrap())));
+    let (hex, name) = sidecar.trim_end().split_once("  ").unwrap();
+    assert_eq!(name, "uv-x86_64-unknown-linux-gnu.tar.gz");
+    let engines = tempfile::tempdir().unwrap();
+    let out =
+        llmgw_in(engines.path(), &["provision", "--want", "uv@0.13.9", "--engines-dir", "e", "--github-api", &base]);
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+    assert!(said.contains("uv@0.13.9: ready x86_64"), "{said}");
+    // The install record keeps the digest the sidecar gave, which the bytes matched.
+    let record = std::fs::read_to_string(engines.path().join("e/uv/0.13.9-x86_64.json")).unwrap();
+    assert!(record.contains(hex), "{record}");
+    let uv = engines.path().join("e/uv/0.13.9-x86_64/uv-x86_64-unknown-linux-gnu/uv");
+    let version = std::process::Command::new(uv).arg("--version").output().unwrap();
+    assert_eq!(text(&version.stdout), "uv 0.13.9 (x86_64-unknown-linux-gnu)\n");
+}

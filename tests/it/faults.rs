@@ -268,29 +268,3 @@ fn a_403_with_retry_after_is_githubs_secondary_limit_and_waited_out() {
     assert_eq!(requests_to(&sim, "/releases/tags/b10850"), 2);
     assert_eq!(sim.system().clock() - SIM_EPOCH, 60, "exactly the Retry-After");
 }
-
-#[test]
-fn an_asset_without_a_digest_is_verified_against_its_sha256_sidecar_or_refused() {
-    use llmgw::sim::truth::Asset;
-    let uv = "uv-x86_64-unknown-linux-gnu.tar.gz";
-    let want = [Want::parse("uv@0.12.20").unwrap()];
-    let mut catalog = embedded_catalog().clone();
-    let release = catalog.releases.iter_mut().find(|r| r.repo == "astral-sh/uv").unwrap();
-    release.assets.iter_mut().find(|a| a.name == uv).unwrap().no_api_digest = true;
-    let without = catalog.clone();
-    let release = catalog.releases.iter_mut().find(|r| r.repo == "astral-sh/uv").unwrap();
-    let sidecar = Asset { name: format!("{uv}.sha256"), sha256_of: Some(uv.into()), ..Asset::default() };
-    release.assets.push(sidecar);
-    let mut sim = Simulation::with_catalog(super::host("v100.json"), &catalog).unwrap();
-    let s = sim.converge(&want).engines.remove(0);
-    assert_eq!(s.state, State::Ready, "{}", s.detail);
-    assert_eq!(requests_to(&sim, &format!("{uv}.sha256")), 2, "the sidecar asked for, through its 302");
-    let mut sim = Simulation::with_catalog(super::host("v100.json"), &without).unwrap();
-    let s = sim.converge(&want).engines.remove(0);
-    assert_eq!(s.state, State::Failed);
-    assert!(
-        s.detail.contains("has no sha256 digest (GitHub gives none for assets uploaded before June 2025)"),
-        "{}",
-        s.detail
-    );
-}

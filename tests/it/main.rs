@@ -27,6 +27,7 @@ mod real_uv;
 mod reliability;
 mod rerun;
 mod schema;
+mod sidecar;
 
 use std::path::PathBuf;
 

@@ -119,7 +119,8 @@ pub(super) fn routes(base: &str, catalog: &Catalog) -> io::Result<Published> {
             let (bytes, content_type) = match (&asset.wheel, &asset.sha256_of) {
                 (_, Some(of)) => {
                     let hex = served.iter().find(|s| &s.name == of).map(|s| s.digest.trim_start_matches("sha256:"));
-                    (format!("{}  {of}\n", hex.unwrap_or_default()).into_bytes(), TEXT_CONTENT_TYPE)
+                    let line = format!("{}  {of}\n", hex.unwrap_or_default());
+                    (asset.sidecar_text.clone().unwrap_or(line).into_bytes(), TEXT_CONTENT_TYPE)
                 }
                 (None, None) => (tarball::build(asset, mtime), GZIP_CONTENT_TYPE),
                 (Some(dist), None) => (wheel::build(dist), WHEEL_CONTENT_TYPE),

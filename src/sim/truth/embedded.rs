@@ -48,6 +48,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("machine-gpu-lost-after-listing", include_str!("../../../mocks/scenarios/machine-gpu-lost-after-listing.json")),
     ("machine-model-truncated", include_str!("../../../mocks/scenarios/machine-model-truncated.json")),
     ("machine-package-manager-fails", include_str!("../../../mocks/scenarios/machine-package-manager-fails.json")),
+    ("uv-digest-from-sidecar", include_str!("../../../mocks/scenarios/uv-digest-from-sidecar.json")),
+    ("uv-no-digest-no-sidecar", include_str!("../../../mocks/scenarios/uv-no-digest-no-sidecar.json")),
+    ("uv-sidecar-disagrees", include_str!("../../../mocks/scenarios/uv-sidecar-disagrees.json")),
+    ("uv-sidecar-malformed", include_str!("../../../mocks/scenarios/uv-sidecar-malformed.json")),
 ];
 
 /// The catalog embedded from `mocks/`: every release the fake server

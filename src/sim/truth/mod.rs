@@ -227,6 +227,11 @@ pub struct Asset {
     /// <archive> > <archive>.sha256`; `sha256sum` writes two spaces).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256_of: Option<String>,
+    /// For a `sha256_of` asset: what it holds instead of the true line (a
+    /// sidecar that disagrees with the archive, or is not a sidecar at
+    /// all), set by a scenario's `digests[]`. Not read from `mocks/`.
+    #[serde(skip)]
+    pub sidecar_text: Option<String>,
     /// The archive's bytes as they are, in place of one built from `files`
     /// (GitHub's digest is of these): a hostile archive, for tests. Not read
     /// from `mocks/`.

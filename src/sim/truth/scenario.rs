@@ -35,6 +35,10 @@ pub struct Scenario {
     /// existing one, with some of its assets.
     #[serde(default)]
     pub releases: Vec<NewRelease>,
+    /// What GitHub says of assets' digests instead: none in the API, a
+    /// `.sha256` sidecar that disagrees, is malformed, or is not published.
+    #[serde(default)]
+    pub digests: Vec<DigestPatch>,
     /// Errors the fake server answers with.
     #[serde(default)]
     pub faults: Vec<Fault>,
@@ -63,6 +67,58 @@ pub struct TruthPatch {
     /// The symbol versions it requires instead.
     #[serde(default)]
     pub requires: Option<Vec<String>>,
+}
+
+/// What the publisher says of one asset's digest, as the scenario would
+/// have it. Source of the `null`: GitHub changelog 2025-06-03 ("Releases
+/// now expose digests for release assets": none for older uploads).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DigestPatch {
+    /// `owner/name@tag`: `astral-sh/uv@0.13.9`.
+    pub release: String,
+    /// The asset's name: `uv-x86_64-unknown-linux-gnu.tar.gz`.
+    pub asset: String,
+    /// GitHub's API gives `null` for its `digest`.
+    #[serde(default)]
+    pub no_api_digest: bool,
+    /// The one line its `<asset>.sha256` holds instead of `<sha256>  <asset>`
+    /// (a newline is added after it).
+    #[serde(default)]
+    pub sidecar_line: Option<String>,
+    /// The release publishes no `<asset>.sha256`.
+    #[serde(default)]
+    pub no_sidecar: bool,
+}
+
+impl DigestPatch {
+    /// Applies the patch to `catalog`; `at` is where it stands (`digests[0]`).
+    fn apply(&self, at: &str, catalog: &mut Catalog) -> Result<(), String> {
+        let release = catalog
+            .releases
+            .iter_mut()
+            .find(|r| format!("{}@{}", r.repo, r.tag) == self.release)
+            .ok_or_else(|| format!("{at}: no release `{}` in the truth", self.release))?;
+        let asset = release
+            .assets
+            .iter_mut()
+            .find(|a| a.name == self.asset && a.sha256_of.is_none())
+            .ok_or_else(|| format!("{at}: release `{}` has no archive `{}`", self.release, self.asset))?;
+        asset.no_api_digest |= self.no_api_digest;
+        let sidecar = format!("{}.sha256", self.asset);
+        let at_sidecar = release.assets.iter().position(|a| a.name == sidecar && a.sha256_of.is_some());
+        if self.no_sidecar || self.sidecar_line.is_some() {
+            let Some(i) = at_sidecar else {
+                return Err(format!("{at}: release `{}` publishes no `{sidecar}` to change", self.release));
+            };
+            match (&self.sidecar_line, self.no_sidecar) {
+                (Some(_), true) => return Err(format!("{at}: give `sidecar_line` or `no_sidecar`, not both")),
+                (Some(line), false) => release.assets[i].sidecar_text = Some(format!("{line}\n")),
+                (None, _) => drop(release.assets.remove(i)),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A release the scenario publishes: a copy of release `like` of the same
@@ -145,7 +201,7 @@ impl Scenario {
     /// # Errors
     /// A [`JsonError`] naming where the file is wrong.
     pub fn from_json(text: &str) -> Result<Scenario, JsonError> {
-        strict_json::parse(text, &["truth[*]", "faults[*]", "releases[*]"])
+        strict_json::parse(text, &["truth[*]", "digests[*]", "faults[*]", "releases[*]"])
     }
 
     /// The catalog with every patch applied.
@@ -186,6 +242,9 @@ impl Scenario {
             if let Some(r) = &p.requires {
                 elf.requires = r.clone();
             }
+        }
+        for (i, d) in self.digests.iter().enumerate() {
+            d.apply(&format!("digests[{i}]"), &mut out)?;
         }
         for (i, f) in self.faults.iter().enumerate() {
             let release = out
