@@ -87,6 +87,7 @@ mod tests {
             note: None,
             binary: None,
             attempts: vec![],
+            resolved: None,
         }
     }
 

@@ -105,14 +105,17 @@ impl<'a> Installer<'a> {
                         "{want} is {}, which did not install here ({}); {} stays",
                         resolved.version, status.detail, earlier.version
                     )]);
+                    earlier.resolved = Some(resolved.version);
                     return earlier;
                 }
                 status.note = join_notes(notes);
+                status.resolved = Some(resolved.version);
                 status
             }
             Err(why) => {
                 let why = format!("could not resolve {want}: {why}");
-                tracing::warn!("{why}");
+                // Said by the status itself; a matrix of hosts it does not fit stays quiet.
+                tracing::info!("{why}");
                 if let Some(mut earlier) = self.installed_earlier(want, None) {
                     earlier.note = join_notes(vec![format!("{why}; {} stays", earlier.version)]);
                     return earlier;
@@ -364,6 +367,7 @@ impl<'a> Installer<'a> {
             note: join_notes(notes),
             binary: None,
             attempts,
+            resolved: None,
         }
     }
 
@@ -656,6 +660,7 @@ fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Excl
         note: None,
         binary: None,
         attempts: excluded.into_iter().map(|e| Attempt::new(e.variant, Outcome::LeftOut, e.reason)).collect(),
+        resolved: None,
     }
 }
 
@@ -674,6 +679,7 @@ fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attemp
         note: join_notes(notes),
         binary: Some(binary.display().to_string()),
         attempts,
+        resolved: None,
     }
 }
 

@@ -149,4 +149,10 @@ pub struct Status {
     pub binary: Option<String>,
     /// Every build tried or left out, in the recipe's order.
     pub attempts: Vec<Attempt>,
+    /// For an `ENGINE@latest` want, the version `latest` resolved to on
+    /// this pass (`b11459`; what was tried, even when an earlier install
+    /// stays or the recipe fell back to another); absent for a pinned
+    /// want and when `latest` could not be resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
 }

@@ -47,6 +47,17 @@ pub fn default_wants() -> Vec<Want> {
     WantsFile::from_json(DEFAULT_WANTS_JSON).expect("matrix/wants.json is valid (a unit test parses it)").wants
 }
 
+/// The wants the matrix runs when none are given: the default wants (the
+/// seed's pins), then `ENGINE@latest` of every engine, in
+/// [`crate::recipe::Engine::ALL`]'s order.
+pub fn matrix_wants() -> Vec<Want> {
+    let mut wants = default_wants();
+    wants.extend(crate::recipe::Engine::ALL.iter().map(|e| {
+        Want::parse(&format!("{e}@{}", crate::recipe::LATEST)).expect("ENGINE@latest is a want of every engine")
+    }));
+    wants
+}
+
 /// Why a simulation could not be set up (not an outcome of one).
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -127,6 +138,17 @@ impl Simulation {
             let statuses = converge::converge(&mut sim.sys, &host, &sim.cfg, wants);
             sim.report(&host, statuses)
         })
+    }
+
+    /// The version the `latest` want `want` resolves to on this host
+    /// against this simulation's publisher, as a convergence would resolve
+    /// it ([`converge::latest::resolve`]); nothing is installed.
+    ///
+    /// # Errors
+    /// Why it could not be resolved, in words.
+    pub fn resolve_latest(&mut self, want: &Want) -> Result<String, String> {
+        let host = self.sys.host().clone();
+        converge::latest::resolve(&mut self.sys, &self.cfg, want, &host).map(|r| r.version)
     }
 
     /// Runs `f` on the simulation. When a scenario's crash ends the

@@ -139,7 +139,11 @@ fn a_scenario_can_be_diffed_alone_or_with_a_set() {
         said.contains("  h100-ubuntu24.04-driver580 llama.cpp@b11459: ready cuda-12.8 -> ready vulkan (drift)\n"),
         "{said}"
     );
-    assert!(said.lines().skip(1).all(|l| l.contains("llama.cpp@b11459")), "only what the scenario changes: {said}");
+    // b11459, pinned or as llama.cpp@latest resolves to it.
+    assert!(
+        said.lines().skip(1).all(|l| l.contains("llama.cpp@b11459") || l.contains("llama.cpp@latest")),
+        "only what the scenario changes: {said}"
+    );
     // The same, simulating every host on its own: the grouping keeps the two truths apart.
     let dir = tempfile::tempdir().unwrap();
     for f in ["h100-ubuntu24.04-driver580.json", "rtx4090-ubuntu24.04-driver575.json", "v100.json"] {
@@ -152,7 +156,8 @@ fn a_scenario_can_be_diffed_alone_or_with_a_set() {
     assert_eq!(
         text(&grouped.stdout),
         "with scenario llama-cuda-without-ptx:\n  \
-         h100-ubuntu24.04-driver580 llama.cpp@b11459: ready cuda-12.8 -> ready vulkan (drift)\n"
+         h100-ubuntu24.04-driver580 llama.cpp@b11459: ready cuda-12.8 -> ready vulkan (drift)\n  \
+         h100-ubuntu24.04-driver580 llama.cpp@latest: ready cuda-12.8 b11459 -> ready vulkan b11459\n"
     );
     // Both at once: against the machine unchanged under the embedded truth.
     let both = scenario_diff(nowhere.path(), &["--hosts", hosts, "--set", "nvidia.driver=615.71.09", "--summary"]);

@@ -60,7 +60,7 @@ fn the_shards_json_together_is_byte_for_byte_the_whole_matrix() {
     files.sort();
     let names: Vec<&str> = files.iter().map(String::as_str).collect();
     let hosts = hosts(&names);
-    let wants = default_wants();
+    let wants = llmgw::sim::matrix_wants();
     let all = |shard| {
         let mut cells = matrix::run(&hosts, &wants, embedded_catalog(), shard, 2).unwrap();
         cells.extend(matrix::run_offline(&hosts, &wants, embedded_catalog(), shard).unwrap());
@@ -123,7 +123,7 @@ fn a_changed_outcome_fails_the_check_in_every_format() {
     let table = run(&["--check"]);
     assert_eq!(table.status.code(), Some(1));
     let out = String::from_utf8(table.stdout).unwrap();
-    let wants = llmgw::sim::default_wants().len();
+    let wants = llmgw::sim::matrix_wants().len();
     let differ = format!("1 of {wants} cells differ");
     assert!(out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains(&differ), "{out}");
     let junit = String::from_utf8(run(&["--check", "--format", "junit"]).stdout).unwrap();

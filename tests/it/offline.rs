@@ -417,8 +417,8 @@ fn the_matrix_offline_rows_show_the_same_variants_as_online() {
     let by: BTreeMap<(&str, &str), _> = golden.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
     let hosts: Vec<(String, llmgw::host::Host)> =
         OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
-    let cells = run_offline(&hosts, &llmgw::sim::default_wants(), embedded_catalog(), None).unwrap();
-    let offline_wants = llmgw::sim::default_wants()
+    let cells = run_offline(&hosts, &llmgw::sim::matrix_wants(), embedded_catalog(), None).unwrap();
+    let offline_wants = llmgw::sim::matrix_wants()
         .iter()
         .filter(|w| matches!(w.engine, llmgw::recipe::Engine::LlamaCpp | llmgw::recipe::Engine::Uv))
         .count();
@@ -436,6 +436,10 @@ fn the_matrix_offline_rows_show_the_same_variants_as_online() {
         assert!(c.outcome().same_outcome(by[&(c.host.as_str(), c.want.as_str())]), "the golden offline row");
     }
     assert!(cells.iter().any(|c| c.host == offline_id("nogpu-ubuntu24.04-arm64") && c.status.state == State::Ready));
+    // A `latest` want, resolved for each host before the bundle, names the version it installed offline.
+    let latest = cells.iter().find(|c| c.host == offline_id("nogpu-ubuntu24.04-arm64") && c.want == "llama.cpp@latest");
+    let latest = latest.unwrap();
+    assert_eq!((latest.status.state, latest.status.resolved.as_deref()), (State::Ready, Some("b11459")));
 }
 
 #[test]

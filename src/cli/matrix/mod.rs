@@ -20,10 +20,10 @@ use std::path::PathBuf;
 
 use llmgw::host::Host;
 use llmgw::report::{EXIT_BAD_INPUT, EXIT_FAULT, EXIT_OK};
-use llmgw::sim::default_wants;
 use llmgw::sim::matrix::fleet::{self, FleetError, Row};
 use llmgw::sim::matrix::summary::{self, Bad, Document, LeftOuts, Tally};
 use llmgw::sim::matrix::{self, Cell, Checker, ExpectedFile, Shard, embedded};
+use llmgw::sim::matrix_wants;
 use llmgw::sim::truth::embedded_catalog;
 use llmgw::text;
 
@@ -61,7 +61,7 @@ pub struct Args {
     /// embedded hosts outside the checkout].
     #[arg(long, value_name = "DIR")]
     hosts: Option<PathBuf>,
-    /// A wants file; default: matrix/wants.json (embedded).
+    /// A wants file; default: matrix/wants.json (embedded), then ENGINE@latest of every engine.
     #[arg(long, value_name = "FILE")]
     wants: Option<PathBuf>,
     /// The golden outcomes [default: matrix/expected.json, or the embedded one with the embedded hosts].
@@ -142,7 +142,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         return merge(&args, expected.as_ref(), &golden);
     }
     // Bad input is refused before anything is said about where the hosts come from.
-    let wants = input::wants(&[], args.wants.as_deref(), default_wants)?;
+    let wants = input::wants(&[], args.wants.as_deref(), matrix_wants)?;
     let catalog = args.what_if.catalog()?;
     let settings = args.what_if.settings()?;
     let (dir, listing) = match &hosts {

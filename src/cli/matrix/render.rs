@@ -15,16 +15,26 @@ use llmgw::sim::matrix::summary::Document;
 use llmgw::sim::matrix::{Cell, Difference};
 use llmgw::text;
 
-/// The cell's text in a table: the variant when ready, else the state; `!` marks drift.
+/// The cell's text in a table: the variant when ready (and the version
+/// when it is not the one asked for), else the state; for an
+/// `ENGINE@latest` want, the version it resolved to when that is not the
+/// one installed (`cu12 0.19.1 (latest 0.33.0)`, `unsupported (latest
+/// 0.5.23)`); `!` marks drift.
 pub fn cell_text(c: &Cell) -> String {
     let s = &c.status;
-    let mut t = match (&s.variant, s.state) {
-        (Some(v), llmgw::converge::State::Ready) => {
+    let ready = s.state == llmgw::converge::State::Ready;
+    let mut t = match (&s.variant, ready) {
+        (Some(v), true) => {
             let asked = c.want.split(['@', ':']).nth(1).unwrap_or_default();
             if s.version == asked { v.clone() } else { format!("{v} {}", s.version) }
         }
         _ => s.state.as_str().to_string(),
     };
+    if let Some(r) = &s.resolved
+        && (!ready || *r != s.version)
+    {
+        t.push_str(&format!(" (latest {r})"));
+    }
     if c.drift.is_some() {
         t.push_str(" !drift");
     }

@@ -26,6 +26,9 @@ pub struct ExpectedCell {
     /// Whether the cell is drift.
     #[serde(default)]
     pub drift: bool,
+    /// For an `ENGINE@latest` want, the version it resolved to on this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
     /// A reviewer's note on why this outcome is right; kept by `--update`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -34,8 +37,8 @@ pub struct ExpectedCell {
 impl ExpectedCell {
     /// Whether two outcomes are the same (notes aside).
     pub fn same_outcome(&self, other: &ExpectedCell) -> bool {
-        (self.state, &self.variant, &self.version, self.drift)
-            == (other.state, &other.variant, &other.version, other.drift)
+        (self.state, &self.variant, &self.version, self.drift, &self.resolved)
+            == (other.state, &other.variant, &other.version, other.drift, &other.resolved)
     }
 
     /// The outcome in a few words: `ready cuda-12.8`, `failed`, `ready cu12 0.19.1 (drift)`.
@@ -51,6 +54,11 @@ impl ExpectedCell {
         {
             s.push(' ');
             s.push_str(&self.version);
+        }
+        if let Some(r) = &self.resolved
+            && (self.state != State::Ready || *r != self.version)
+        {
+            s.push_str(&format!(" (latest {r})"));
         }
         if self.drift {
             s.push_str(" (drift)");

@@ -70,6 +70,7 @@ impl Cell {
             variant: self.status.variant.clone(),
             version: self.status.version.clone(),
             drift: self.drift.is_some(),
+            resolved: self.status.resolved.clone(),
             note: None,
         }
     }

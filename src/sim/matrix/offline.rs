@@ -38,7 +38,9 @@ pub fn is_offline_id(id: &str) -> bool {
 /// architectures of those hosts, is created from a fake publisher serving
 /// `catalog` and imported into a mirror, which a second fake server serves
 /// with the publisher's routes disabled; each host then converges offline
-/// wants against it, with the manifest's checksums. Cells are as
+/// wants against it, with the manifest's checksums; a `latest` want is
+/// resolved for each host against the publisher first, and the version it
+/// resolved to is bundled and installed. Cells are as
 /// [`run`]'s, their host id [`offline_id`]; a host's offline row is in the
 /// shard of its host; none when no such host is in `hosts` or the shard.
 ///
@@ -69,11 +71,29 @@ pub fn run_offline(
     arches.dedup();
     let failed = |what: &str, e: &dyn fmt::Display| SimError::Server(format!("the offline rows' {what}: {e}"));
     let work = crate::system::files::scratch_dir("llmgw-offline-").map_err(SimError::TempDir)?;
-    let publisher = FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?;
+    let publisher = Arc::new(FakeServer::start(catalog).map_err(|e| SimError::Server(e.to_string()))?);
+    // A `latest` want has no plan, so no bundle: the control plane resolves
+    // it first, for each host against the publisher as that host's online
+    // row does, and bundles the version it resolved to.
+    let mut concrete: Vec<Vec<Result<Want, String>>> = Vec::new();
+    for (_, host) in &chosen {
+        let mut sim = Simulation::on(host.clone(), publisher.clone())?;
+        let mine = wants
+            .iter()
+            .map(|w| if w.is_latest() { sim.resolve_latest(w).map(|v| w.at(&v)) } else { Ok(w.clone()) })
+            .collect();
+        concrete.push(mine);
+    }
+    let mut bundled: Vec<Want> = Vec::new();
+    for w in concrete.iter().flatten().flatten() {
+        if !bundled.contains(w) {
+            bundled.push(w.clone());
+        }
+    }
     let local = crate::system::http::Http::loopback(5, 30).map_err(|e| SimError::Client(e.to_string()))?;
     let mut sys = crate::system::real::RealSystem::new(local, Box::new(crate::system::real::Silent));
     let out = work.path().join("bundle");
-    let made = bundle::create(&mut sys, &publisher.base_url(), &wants, &arches, &[], &out)
+    let made = bundle::create(&mut sys, &publisher.base_url(), &bundled, &arches, &[], &out)
         .map_err(|e| failed("bundle", &e))?;
     let mirror = work.path().join("mirror");
     bundle::import(&out, &made.manifest_sha256, &mirror).map_err(|e| failed("import", &e))?;
@@ -82,21 +102,31 @@ pub fn run_offline(
     let site = Arc::new(FakeServer::start(&bare).map_err(|e| SimError::Server(e.to_string()))?);
     site.serve_mirror(&mirror).map_err(|e| failed("mirror", &e))?;
     site.disable_publisher();
-    // Each want takes the checksums of its own engine and version: uv's
-    // asset names carry no version, so two uv wants name the same asset.
-    let offline: Vec<Want> = wants
-        .iter()
-        .map(|w| {
-            w.clone()
-                .offline(&site.mirror_url(), made.manifest.sha256_for(w.engine, &w.version))
-                .expect("a fake server's URL and a manifest's sums are valid")
-        })
-        .collect();
     let mut cells = Vec::new();
-    for (id, host) in chosen {
+    for ((id, host), mine) in chosen.into_iter().zip(concrete) {
+        // Each want takes the checksums of its own engine and version: uv's
+        // asset names carry no version, so two uv wants name the same asset.
+        let offline: Vec<Want> = mine
+            .iter()
+            .flatten()
+            .map(|w| {
+                w.clone()
+                    .offline(&site.mirror_url(), made.manifest.sha256_for(w.engine, &w.version))
+                    .expect("a fake server's URL and a manifest's sums are valid")
+            })
+            .collect();
         let mut sim = Simulation::on(host.clone(), site.clone())?;
-        let report = sim.converge(&offline);
-        for (want, status) in wants.iter().zip(report.engines) {
+        let mut report = sim.converge(&offline).engines.into_iter();
+        for (want, got) in wants.iter().zip(&mine) {
+            let status = match got {
+                Ok(concrete) => {
+                    let mut status = report.next().expect("one status per want");
+                    status.want = want.to_string();
+                    status.resolved = want.is_latest().then(|| concrete.version.clone());
+                    status
+                }
+                Err(why) => unresolved(want, why),
+            };
             let drift = drift(&status);
             cells.push(Cell {
                 host: offline_id(id),
@@ -108,4 +138,21 @@ pub fn run_offline(
         }
     }
     Ok(cells)
+}
+
+/// The cell of a `latest` want the control plane could not resolve for a
+/// host: nothing bundled for it, so nothing installed, saying why.
+fn unresolved(want: &Want, why: &str) -> crate::converge::Status {
+    crate::converge::Status {
+        want: want.to_string(),
+        engine: want.engine,
+        version: want.version.clone(),
+        variant: None,
+        state: crate::converge::State::Failed,
+        detail: format!("could not resolve {want} for this host's bundle: {why}"),
+        note: None,
+        binary: None,
+        attempts: vec![],
+        resolved: None,
+    }
 }
