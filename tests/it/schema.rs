@@ -18,6 +18,22 @@ fn compiled(what: &str) -> (Schemas, boon::SchemaIndex) {
     (schemas, index)
 }
 
+/// Validates every file of the checkout's `dir` against `llmgw schema
+/// WHAT`, naming the first that fails; how many there are.
+fn every_file_validates(what: &str, dir: &str) -> usize {
+    let schema = compiled(what);
+    let mut n = 0;
+    for e in std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).unwrap() {
+        let path = e.unwrap().path();
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        if let Err(e) = schema.0.validate(&doc, schema.1) {
+            panic!("{}: {e}", path.display());
+        }
+        n += 1;
+    }
+    n
+}
+
 fn valid(s: &(Schemas, boon::SchemaIndex), text: &str) -> bool {
     let doc: serde_json::Value = serde_json::from_str(text).unwrap();
     s.0.validate(&doc, s.1).is_ok()
@@ -25,18 +41,7 @@ fn valid(s: &(Schemas, boon::SchemaIndex), text: &str) -> bool {
 
 #[test]
 fn every_host_file_of_the_checkout_validates_against_the_host_schema() {
-    let schema = compiled("host");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts");
-    let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-        if let Err(e) = schema.0.validate(&doc, schema.1) {
-            panic!("{}: {e}", path.display());
-        }
-        n += 1;
-    }
+    let n = every_file_validates("host", "matrix/hosts");
     assert!(n >= 69, "{n} host files");
     let wants = compiled("wants");
     let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/wants.json"));
@@ -104,18 +109,8 @@ fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: b
 
 #[test]
 fn every_scenario_of_the_checkout_validates_against_the_scenario_schema() {
-    let schema = compiled("scenario");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mocks/scenarios");
-    let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
-        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        if let Err(e) = schema.0.validate(&doc, schema.1) {
-            panic!("{}: {e}", path.display());
-        }
-        n += 1;
-    }
-    assert!(n >= 21, "{n} scenario files");
+    let n = every_file_validates("scenario", "mocks/scenarios");
+    assert!(n >= 25, "{n} scenario files");
 }
 
 /// A scenario of one fault of llama.cpp's b10850 release, with `fault`'s fields.

@@ -191,6 +191,14 @@ pub struct Release {
     pub assets: Vec<Asset>,
 }
 
+impl Release {
+    /// Whether this is the release `name` names: `owner/name@tag`
+    /// (`ggml-org/llama.cpp@b10850`), as scenarios and faults name one.
+    pub fn is_named(&self, name: &str) -> bool {
+        name.split_once('@') == Some((self.repo.as_str(), self.tag.as_str()))
+    }
+}
+
 /// One release asset: a `.tar.gz` whose every entry sits under `top`, or a
 /// Python wheel (`wheel`, with `top` and `files` empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -91,14 +91,20 @@ pub struct DigestPatch {
     pub no_sidecar: bool,
 }
 
+/// The release of `catalog` that `name` (`owner/name@tag`) names, or why
+/// not, said as standing at `at` (`truth[0]`).
+fn release_mut<'a>(catalog: &'a mut Catalog, at: &str, name: &str) -> Result<&'a mut super::Release, String> {
+    catalog
+        .releases
+        .iter_mut()
+        .find(|r| r.is_named(name))
+        .ok_or_else(|| format!("{at}: no release `{name}` in the truth"))
+}
+
 impl DigestPatch {
     /// Applies the patch to `catalog`; `at` is where it stands (`digests[0]`).
     fn apply(&self, at: &str, catalog: &mut Catalog) -> Result<(), String> {
-        let release = catalog
-            .releases
-            .iter_mut()
-            .find(|r| format!("{}@{}", r.repo, r.tag) == self.release)
-            .ok_or_else(|| format!("{at}: no release `{}` in the truth", self.release))?;
+        let release = release_mut(catalog, at, &self.release)?;
         let asset = release
             .assets
             .iter_mut()
@@ -217,11 +223,7 @@ impl Scenario {
         }
         for (i, p) in self.truth.iter().enumerate() {
             let at = format!("truth[{i}]");
-            let release = out
-                .releases
-                .iter_mut()
-                .find(|r| format!("{}@{}", r.repo, r.tag) == p.release)
-                .ok_or_else(|| format!("{at}: no release `{}` in the truth", p.release))?;
+            let release = release_mut(&mut out, &at, &p.release)?;
             let asset = release
                 .assets
                 .iter_mut()
@@ -247,11 +249,7 @@ impl Scenario {
             d.apply(&format!("digests[{i}]"), &mut out)?;
         }
         for (i, f) in self.faults.iter().enumerate() {
-            let release = out
-                .releases
-                .iter()
-                .find(|r| format!("{}@{}", r.repo, r.tag) == f.release)
-                .ok_or_else(|| format!("faults[{i}]: no release `{}` in the truth", f.release))?;
+            let release = release_mut(&mut out, &format!("faults[{i}]"), &f.release)?;
             if let Some(a) = &f.asset
                 && !release.assets.iter().any(|x| &x.name == a)
             {

@@ -79,7 +79,7 @@ impl Catalog {
             let release = self
                 .releases
                 .iter()
-                .find(|r| format!("{}@{}", r.repo, r.tag) == f.release)
+                .find(|r| r.is_named(&f.release))
                 .ok_or_else(|| format!("{on}: no such release or asset"))?;
             if let Some(a) = &f.asset
                 && !release.assets.iter().any(|x| &x.name == a)
