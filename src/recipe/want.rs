@@ -82,10 +82,14 @@ impl Engine {
         if ok {
             return Ok(());
         }
-        Err(match self {
+        let mut why = match self {
             Engine::LlamaCpp => format!("version `{version}` of llama.cpp is not a build tag like b10850"),
             e => format!("version `{version}` of {e} is not a dotted version like 0.20.1 (no leading v)"),
-        })
+        };
+        if version.eq_ignore_ascii_case(LATEST) {
+            why.push_str(&format!(", nor `{LATEST}` (in lower case)"));
+        }
+        Err(why)
     }
 }
 
@@ -127,8 +131,8 @@ impl schemars::JsonSchema for Engine {
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "The engine",
-            "enum": ["llama.cpp", "vllm", "sglang", "uv"]
+            "description": "The engine (`llamacpp` and `llama-cpp` are taken for `llama.cpp`; the parser also takes any case)",
+            "enum": ["llama.cpp", "llamacpp", "llama-cpp", "vllm", "sglang", "uv"]
         })
     }
 }
@@ -377,6 +381,21 @@ pub fn wants_json_schema() -> serde_json::Value {
     schema["$id"] = "https://github.com/llmgw/llmgw/schema/wants.json".into();
     // A want given twice is refused (`first_repeat`); the schema sees the exact repeats.
     schema["properties"]["wants"]["uniqueItems"] = true.into();
+    // What `from_json` and `Want::validate` check beyond the types, said in the schema's terms.
+    schema["properties"]["wants"]["minItems"] = 1.into();
+    let want = &mut schema["$defs"]["Want"];
+    let sha256 = &mut want["properties"]["offline_sha256"];
+    sha256["additionalProperties"]["pattern"] = "^[0-9a-fA-F]{64}$".into();
+    sha256["propertyNames"] = serde_json::json!({"pattern": r"^[^/\\\x00]+$", "not": {"enum": [".", ".."]}});
+    // A mirror needs the checksums of its assets, and checksums need their mirror.
+    let given =
+        |field: &str, then: serde_json::Value| serde_json::json!({"required": [field], "properties": {field: then}});
+    want["allOf"] = serde_json::json!([
+        {"if": given("offline_base", serde_json::json!({"type": "string"})),
+         "then": given("offline_sha256", serde_json::json!({"minProperties": 1}))},
+        {"if": given("offline_sha256", serde_json::json!({"minProperties": 1})),
+         "then": given("offline_base", serde_json::json!({"type": "string"}))},
+    ]);
     schema
 }
 

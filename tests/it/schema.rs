@@ -100,6 +100,16 @@ fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Valu
 #[case::not_a_list(r#"{"wants": {"engine": "uv", "version": "0.13.9"}}"#, false)]
 #[case::twice(r#"{"wants": [{"engine": "uv", "version": "0.13.9"}, {"engine": "uv", "version": "0.13.9"}]}"#, false)]
 #[case::top_level_field(r#"{"wants": [], "extra": 1}"#, false)]
+#[case::no_want(r#"{"wants": []}"#, false)]
+#[case::alias(r#"{"wants": [{"engine": "llamacpp", "version": "b10850"}]}"#, true)]
+#[case::offline(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_base": "http://m/llmgw", "offline_sha256": {"uv.tar.gz": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ABCDEF"}}]}"#, true)]
+#[case::checksums_without_mirror(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_sha256": {"uv.tar.gz": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}]}"#, false)]
+#[case::mirror_without_checksums(
+    r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_base": "http://m/llmgw"}]}"#,
+    false
+)]
+#[case::checksum_not_hex(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_base": "http://m/llmgw", "offline_sha256": {"uv.tar.gz": "nothex"}}]}"#, false)]
+#[case::checksum_of_a_path(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_base": "http://m/llmgw", "offline_sha256": {"../uv.tar.gz": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}]}"#, false)]
 fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: bool) {
     let schema = compiled("wants");
     let parsed = llmgw::recipe::WantsFile::from_json(text);
@@ -138,6 +148,10 @@ const VULKAN: &str = r#""asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz""#;
 #[case::timeout_zero(r#"{"description": "x", "machine": {"http_timeout_secs": 0}}"#.to_string(), false)]
 #[case::timeout_a_day(r#"{"description": "x", "machine": {"http_timeout_secs": 86400}}"#.to_string(), false)]
 #[case::crash_before_zero(r#"{"description": "x", "machine": {"crash_before_change": 0}}"#.to_string(), false)]
+#[case::sidecar_line_and_none(r#"{"description": "x", "digests": [{"release": "astral-sh/uv@0.13.9", "asset": "uv-x86_64-unknown-linux-gnu.tar.gz", "no_api_digest": true, "no_sidecar": true, "sidecar_line": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}"#.to_string(), false)]
+#[case::sidecar_line(r#"{"description": "x", "digests": [{"release": "astral-sh/uv@0.13.9", "asset": "uv-x86_64-unknown-linux-gnu.tar.gz", "no_api_digest": true, "sidecar_line": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}"#.to_string(), true)]
+#[case::digest_patch_of_nothing(r#"{"description": "x", "digests": [{"release": "astral-sh/uv@0.13.9", "asset": "uv-x86_64-unknown-linux-gnu.tar.gz"}]}"#.to_string(), false)]
+#[case::sidecar_line_with_the_api_digest(r#"{"description": "x", "digests": [{"release": "astral-sh/uv@0.13.9", "asset": "uv-x86_64-unknown-linux-gnu.tar.gz", "sidecar_line": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}"#.to_string(), false)]
 #[case::crash_before_one(r#"{"description": "x", "machine": {"crash_before_change": 1}}"#.to_string(), true)]
 #[case::unknown_program_fault(r#"{"description": "x", "machine": {"compute_program": "explodes"}}"#.to_string(), false)]
 #[case::backend(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz", "path": "libggml-vulkan.so", "backend": {"kind": "cpu"}}]}"#.to_string(), true)]

@@ -149,12 +149,20 @@ fn a_scenario_digest_patch_naming_nothing_or_both_is_refused_with_where() {
         Scenario::from_json(&text).unwrap().apply(embedded_catalog()).map(drop).unwrap_err()
     };
     assert_eq!(
-        apply(r#""asset": "nope.tar.gz""#),
+        apply(r#""asset": "nope.tar.gz", "no_api_digest": true"#),
         "digests[0]: release `astral-sh/uv@0.13.9` has no archive `nope.tar.gz`"
     );
     assert_eq!(
         apply(&format!(r#""asset": "{UV}", "sidecar_line": "x", "no_sidecar": true"#)),
         "digests[0]: give `sidecar_line` or `no_sidecar`, not both"
+    );
+    assert_eq!(
+        apply(&format!(r#""asset": "{UV}""#)),
+        "digests[0]: changes nothing: give `no_api_digest`, `sidecar_line` or `no_sidecar`"
+    );
+    assert_eq!(
+        apply(&format!(r#""asset": "{UV}", "sidecar_line": "x""#)),
+        "digests[0]: a `sidecar_line` is read only when GitHub gives no digest: add `\"no_api_digest\": true`"
     );
     let llama = r#"{"description": "x", "digests": [{"release": "ggml-org/llama.cpp@b10850", "asset": "llama-b10850-bin-ubuntu-x64.tar.gz", "no_sidecar": true}]}"#;
     assert_eq!(

@@ -104,6 +104,17 @@ fn release_mut<'a>(catalog: &'a mut Catalog, at: &str, name: &str) -> Result<&'a
 impl DigestPatch {
     /// Applies the patch to `catalog`; `at` is where it stands (`digests[0]`).
     fn apply(&self, at: &str, catalog: &mut Catalog) -> Result<(), String> {
+        if self.sidecar_line.is_some() && self.no_sidecar {
+            return Err(format!("{at}: give `sidecar_line` or `no_sidecar`, not both"));
+        }
+        if !self.no_api_digest && !self.no_sidecar && self.sidecar_line.is_none() {
+            return Err(format!("{at}: changes nothing: give `no_api_digest`, `sidecar_line` or `no_sidecar`"));
+        }
+        if self.sidecar_line.is_some() && !self.no_api_digest {
+            return Err(format!(
+                "{at}: a `sidecar_line` is read only when GitHub gives no digest: add `\"no_api_digest\": true`"
+            ));
+        }
         let release = release_mut(catalog, at, &self.release)?;
         let asset = release
             .assets
@@ -117,10 +128,9 @@ impl DigestPatch {
             let Some(i) = at_sidecar else {
                 return Err(format!("{at}: release `{}` publishes no `{sidecar}` to change", self.release));
             };
-            match (&self.sidecar_line, self.no_sidecar) {
-                (Some(_), true) => return Err(format!("{at}: give `sidecar_line` or `no_sidecar`, not both")),
-                (Some(line), false) => release.assets[i].sidecar_text = Some(format!("{line}\n")),
-                (None, _) => drop(release.assets.remove(i)),
+            match &self.sidecar_line {
+                Some(line) => release.assets[i].sidecar_text = Some(format!("{line}\n")),
+                None => drop(release.assets.remove(i)),
             }
         }
         Ok(())
@@ -346,6 +356,15 @@ pub fn json_schema() -> serde_json::Value {
     // A body fault that breaks an asset's bytes names the asset.
     fault["if"] = serde_json::json!({"required": ["body"], "properties": {"body": {"enum": ["cut_short", "reset", "one_byte_changed"]}}});
     fault["then"] = given("asset", "string");
+    // A sidecar is given a line or is not published, not both.
+    let published = serde_json::json!({"required": ["no_sidecar"], "properties": {"no_sidecar": {"const": true}}});
+    defs["DigestPatch"]["not"] = serde_json::json!({"allOf": [given("sidecar_line", "string"), published]});
+    // It changes something, and a sidecar's line is read only without GitHub's digest.
+    let set = |field: &str| serde_json::json!({"required": [field], "properties": {field: {"const": true}}});
+    defs["DigestPatch"]["anyOf"] =
+        serde_json::json!([set("no_api_digest"), set("no_sidecar"), given("sidecar_line", "string")]);
+    defs["DigestPatch"]["if"] = given("sidecar_line", "string");
+    defs["DigestPatch"]["then"] = set("no_api_digest");
     let machine = &mut defs["MachineFaults"]["properties"];
     machine["http_timeout_secs"]["minimum"] = 1.into();
     machine["http_timeout_secs"]["maximum"] = MAX_HTTP_TIMEOUT_SECS.into();
