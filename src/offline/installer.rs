@@ -16,13 +16,13 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::host::Arch;
-use crate::recipe::is_sha256_hex;
+use crate::release::sidecar::{self, MAX_SIDECAR_BYTES};
 
 /// The directory of a bundle and a mirror that holds llmgw's own release:
 /// `llmgw/<version>/<asset>`. No engine is named so.
@@ -150,15 +150,20 @@ pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
     for (version, arch, target) in archives {
         let asset = archive_name(&version, &target);
         let path = dir.join(&asset);
-        let sidecar_name = format!("{asset}.sha256");
-        let sidecar = dir.join(&sidecar_name);
-        let said = fs::read_to_string(&sidecar)
+        let sidecar_name = sidecar::name_of(&asset);
+        let sidecar_path = dir.join(&sidecar_name);
+        // Read as a release's sidecar is, and bounded as one.
+        let mut said = Vec::new();
+        fs::File::open(&sidecar_path)
+            .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut said))
             .map_err(|e| refuse(format!("`{sidecar_name}`, the sha256 of `{asset}`: {e}")))?;
-        let Some(want) = sidecar_digest(&said, &asset) else {
+        if said.len() as u64 > MAX_SIDECAR_BYTES {
             return Err(refuse(format!(
-                "`{sidecar_name}` is not `<sha256>  {asset}`, one line as sha256sum writes it"
+                "`{sidecar_name}` is longer than {MAX_SIDECAR_BYTES} bytes; a sha256 line is 100 or so"
             )));
-        };
+        }
+        let want = sidecar::parse(&said, &asset)
+            .map_err(|why| refuse(format!("`{sidecar_name}`, the sha256 of `{asset}`, {why}")))?;
         let (size, got) =
             crate::archive::sha256_reader(fs::File::open(&path).map_err(|e| refuse(format!("`{asset}`: {e}")))?)
                 .map_err(|e| refuse(format!("`{asset}`: {e}")))?;
@@ -172,23 +177,14 @@ pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
             Err(e) => return Err(refuse(format!("`{asset}` is not a gzip tar: {e}"))),
         }
         let (sidecar_size, sidecar_sha256) =
-            crate::archive::sha256_reader(said.as_bytes()).map_err(|e| refuse(format!("`{sidecar_name}`: {e}")))?;
+            crate::archive::sha256_reader(said.as_slice()).map_err(|e| refuse(format!("`{sidecar_name}`: {e}")))?;
         let entry = LlmgwEntry { version: version.clone(), arch, target: target.clone(), asset, size, sha256: got };
         out.push(Found { entry: entry.clone(), path });
         let entry = LlmgwEntry { asset: sidecar_name, size: sidecar_size, sha256: sidecar_sha256, ..entry };
-        out.push(Found { entry, path: sidecar });
+        out.push(Found { entry, path: sidecar_path });
     }
     out.sort_by(|a, b| a.entry.cmp(&b.entry));
     Ok(out)
-}
-
-/// The digest of `sha256sum`'s line for `name`: `<64 hex>  <name>` (or
-/// ` *<name>`, binary mode), one line.
-fn sidecar_digest(text: &str, name: &str) -> Option<String> {
-    let line = text.strip_suffix('\n').unwrap_or(text);
-    let (hex, rest) = line.split_once(' ')?;
-    let file = rest.strip_prefix(' ').or_else(|| rest.strip_prefix('*'))?;
-    (is_sha256_hex(hex) && file == name && !line.contains('\n')).then(|| hex.to_ascii_lowercase())
 }
 
 /// Whether the gzip tar at `path` holds a regular file at `inner`.
@@ -210,17 +206,6 @@ fn holds_file(path: &Path, inner: &str) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sidecars_are_sha256sum_lines_for_their_archive() {
-        let hex = "ab".repeat(32);
-        let name = "llmgw-0.1.0-x86_64-unknown-linux-musl.tar.gz";
-        assert_eq!(sidecar_digest(&format!("{hex}  {name}\n"), name), Some(hex.clone()));
-        assert_eq!(sidecar_digest(&format!("{hex} *{name}"), name), Some(hex.clone()));
-        assert_eq!(sidecar_digest(&format!("{hex}  other.tar.gz\n"), name), None);
-        assert_eq!(sidecar_digest(&format!("{hex}\n"), name), None);
-        assert_eq!(sidecar_digest(&format!("{hex}  {name}\n{hex}  {name}\n"), name), None);
-    }
 
     #[test]
     fn every_released_architecture_has_a_glibc_target_first() {

@@ -1118,7 +1118,11 @@ fn bad_llmgw_release_directories_are_refused_in_words_before_any_download() {
     std::fs::remove_file(lone.join(format!("{name}.sha256"))).unwrap();
     refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`: No such file"));
     std::fs::write(lone.join(format!("{name}.sha256")), "0123\n").unwrap();
-    refused(&lone, "amd64", &format!("is not `<sha256>  {name}`, one line as sha256sum writes it"));
+    refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`, holds `0123`, which is not `<sha256>`"));
+    std::fs::write(lone.join(format!("{name}.sha256")), format!("{}  other.tar.gz\n", "ab".repeat(32))).unwrap();
+    refused(&lone, "amd64", "names `other.tar.gz` instead");
+    std::fs::write(lone.join(format!("{name}.sha256")), "a".repeat(600)).unwrap();
+    refused(&lone, "amd64", "is longer than 512 bytes");
 
     // The right digest of an archive that does not hold llmgw.
     let empty = t.path().join("empty");
