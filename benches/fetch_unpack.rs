@@ -13,10 +13,10 @@
 #![allow(clippy::disallowed_methods)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::system::FetchJob;
-use llmgw::system::http::Http;
+use llmgw_core::system::FetchJob;
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_system::http::Http;
 
 #[path = "support/archive.rs"]
 mod archive;

@@ -10,10 +10,10 @@
 #![allow(clippy::disallowed_methods)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use llmgw::host::Host;
-use llmgw::sim::default_wants;
-use llmgw::sim::matrix;
-use llmgw::sim::truth::embedded_catalog;
+use llmgw_model::host::Host;
+use llmgw_sim::default_wants;
+use llmgw_sim::matrix;
+use llmgw_sim::truth::embedded_catalog;
 
 fn hosts() -> Vec<(String, Host)> {
     let dir = format!("{}/matrix/hosts", env!("CARGO_MANIFEST_DIR"));

@@ -14,11 +14,11 @@
 #![allow(clippy::disallowed_methods)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use llmgw::converge::checks::gpu_computes;
-use llmgw::host::Host;
-use llmgw::recipe::{self, Want};
-use llmgw::sim::{Simulation, default_wants, simulate};
-use llmgw::system::{Cmd, System};
+use llmgw_core::converge::checks::gpu_computes;
+use llmgw_core::recipe::{self, Want};
+use llmgw_core::system::{Cmd, System};
+use llmgw_model::host::Host;
+use llmgw_sim::{Simulation, default_wants, simulate};
 
 fn host(file: &str) -> Host {
     let path = format!("{}/matrix/hosts/{file}", env!("CARGO_MANIFEST_DIR"));

@@ -12,7 +12,8 @@
 #![allow(clippy::disallowed_methods)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use llmgw::archive::{Limits, sha256_reader, unpack_tar_gz};
+use llmgw_core::archive::{Limits, sha256_reader};
+use llmgw_system::unpack::unpack_tar_gz;
 use sha2::{Digest, Sha256};
 
 #[path = "support/archive.rs"]

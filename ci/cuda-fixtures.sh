@@ -2,7 +2,7 @@
 # Builds the CUDA fixtures of tests/fixtures/cuda/: small shared objects whose
 # .nv_fatbin (and __nv_relfatbin) sections were written by the real NVIDIA
 # tools, and beside each the real `cuobjdump` and `readelf` listings that
-# src/inspect/fatbin.rs is checked against. No GPU is needed.
+# crates/llmgw-core/src/inspect/fatbin.rs is checked against. No GPU is needed.
 #
 # Tools come from PyPI, pinned, into virtual environments in a cache directory:
 #   CUDA 13.5: nvidia-cuda-nvcc, -crt, nvidia-nvvm, -cuda-runtime, -cuda-cuobjdump

@@ -210,7 +210,7 @@ fi
 echo "OK: llama-bench t/s: $rates"
 
 echo "== the compute check's own command: llama-bench as llmgw runs it on a CPU build"
-# src/recipe/llama_cpp.rs, bench(): these arguments, the device `none` (the
+# crates/llmgw-core/src/recipe/llama_cpp.rs, bench(): these arguments, the device `none` (the
 # CPU) for a CPU build, CUDA<n>/Vulkan<n> for each GPU a GPU build lists.
 check=(timeout "$TIME_LIMIT" "$bench" -m "$model" -dev none -ngl 99 -p 8 -n 8 -r 1 --no-warmup -o jsonl -v)
 echo "\$ $(printf '%q ' "${check[@]}")"

@@ -15,7 +15,7 @@ fn main() {
         Err(e) => {
             let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
             eprint!("{}", cli::refused(&e, &args));
-            std::process::exit(llmgw::report::EXIT_BAD_INPUT);
+            std::process::exit(llmgw_core::report::EXIT_BAD_INPUT);
         }
     };
     let level = match cli.verbose {
@@ -34,7 +34,7 @@ fn main() {
         Ok(code) => code,
         Err(f) => {
             // A file name or a value the user gave may hold controls: escaped, line by line.
-            let message: Vec<String> = f.message().lines().map(llmgw::text::for_terminal).collect();
+            let message: Vec<String> = f.message().lines().map(llmgw_model::text::for_terminal).collect();
             eprintln!("llmgw: error: {}", message.join("\n"));
             f.exit_code()
         }

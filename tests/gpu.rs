@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw::sim::publisher::FakeServer;
+use llmgw_sim::publisher::FakeServer;
 #[path = "support/built.rs"]
 mod built;
 use built::{asset, build, raw, release};
@@ -91,7 +91,7 @@ fn the_real_compute_check_refuses_code_for_another_gpu_and_installs_the_next() {
 
 #[test]
 fn the_python_gpu_check_computes_with_the_torch_installed_here() {
-    let script = llmgw::converge::torch_check_script(&[]);
+    let script = llmgw_core::converge::torch_check_script(&[]);
     let out = std::process::Command::new("python3").args(["-c", &script]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));

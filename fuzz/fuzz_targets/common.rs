@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use llmgw::archive::Limits;
+use llmgw_core::archive::Limits;
 
 /// The bounds every unpacking target uses: 512 KiB and 1,000 entries, so
 /// that the seed `bomb.*` (1 MiB of zeros) is one.
@@ -51,7 +51,7 @@ pub const FATBIN_BASE: u64 = 0x2020;
 /// same error; an error names an offset within the section, every entry
 /// lies within it. Whether it parsed.
 pub fn check_fatbin(data: &[u8]) -> bool {
-    use llmgw::inspect::fatbin::{parse_section, parse_section_at};
+    use llmgw_core::inspect::fatbin::{parse_section, parse_section_at};
     let from_slice = parse_section(data, FATBIN_BASE);
     let mut file = std::io::Cursor::new([vec![0u8; FATBIN_BASE as usize], data.to_vec()].concat());
     let from_file = parse_section_at(&mut file, FATBIN_BASE, data.len() as u64);

@@ -1,7 +1,7 @@
 //! What the `input_json` target checks of one input; `cargo test` replays
 //! the corpus through the same function (tests/it/fuzz_seeds.rs).
 
-use llmgw::recipe::{Want, WantsFile};
+use llmgw_core::recipe::{Want, WantsFile};
 
 /// Parses `data` as each kind of input file and as a want; panics when an
 /// accepted value breaks what the parsers promise.
@@ -16,20 +16,20 @@ pub fn input(data: &[u8]) {
         accepted(&w);
         assert_eq!(Want::parse(&w.to_string()).expect("a want's own words parse"), w);
     }
-    if let Ok(sums) = llmgw::offline::checksums::checksums_from_json(text) {
-        for (name, hex) in sums.for_want(llmgw::recipe::Engine::Uv, "0.12.20") {
-            assert!(llmgw::recipe::plain_name(&name) && llmgw::recipe::is_sha256_hex(&hex), "{name}: {hex}");
+    if let Ok(sums) = llmgw_core::offline::checksums::checksums_from_json(text) {
+        for (name, hex) in sums.for_want(llmgw_core::recipe::Engine::Uv, "0.12.20") {
+            assert!(llmgw_core::recipe::plain_name(&name) && llmgw_core::recipe::is_sha256_hex(&hex), "{name}: {hex}");
         }
     }
-    let _ = llmgw::sim::truth::scenario::Scenario::from_json(text);
-    let _ = llmgw::agent::AgentConfig::from_json(text);
+    let _ = llmgw_sim::truth::scenario::Scenario::from_json(text);
+    let _ = llmgw_core::agent::AgentConfig::from_json(text);
 }
 
 fn accepted(w: &Want) {
     w.engine.check_version(&w.version).expect("an accepted version is in its engine's form");
-    assert!(w.version.len() <= llmgw::recipe::MAX_VERSION_BYTES, "{}", w.version);
-    llmgw::text::check(&w.to_string()).expect("an accepted want prints as it is");
+    assert!(w.version.len() <= llmgw_core::recipe::MAX_VERSION_BYTES, "{}", w.version);
+    llmgw_model::text::check(&w.to_string()).expect("an accepted want prints as it is");
     if let Some(base) = &w.offline_base {
-        llmgw::recipe::check_http_url(base).expect("an accepted mirror is a URL");
+        llmgw_core::recipe::check_http_url(base).expect("an accepted mirror is a URL");
     }
 }

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let report = llmgw::parse::ldd::parse(&text);
+    let report = llmgw_core::parse::ldd::parse(&text);
     if report.is_clean() {
         assert!(report.missing_libraries.is_empty() && report.missing_versions.is_empty());
     }

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for d in llmgw::parse::devices::parse(&text) {
+    for d in llmgw_core::parse::devices::parse(&text) {
         assert!(!d.name.is_empty(), "{d:?}");
     }
 });

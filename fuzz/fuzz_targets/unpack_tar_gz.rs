@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llmgw::archive::unpack_tar_gz;
+use llmgw_system::unpack::unpack_tar_gz;
 
 #[path = "common.rs"]
 mod common;

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llmgw::archive::unpack_wheel;
+use llmgw_system::unpack::unpack_wheel;
 
 #[path = "common.rs"]
 mod common;

@@ -1,16 +1,17 @@
 //! `llmgw agent`: the provisioning loop on a node (or, with `--host`, on a
 //! simulated one against the fake release server), and `--report`, the
 //! engines the node can run. Arguments and rendering; the loop, its
-//! runtime and signals are `llmgw::agent`.
+//! runtime and signals are `llmgw_core::agent`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, OnSystem, RealNode, runtime};
-use llmgw::converge::{self, Status};
-use llmgw::report::{EXIT_INTERNAL, EXIT_OK, Report};
-use llmgw::sim::Simulation;
-use llmgw::system::real::Silent;
+use llmgw_core::agent::{self, Agent, AgentConfig, AgentStatus, OnSystem};
+use llmgw_core::converge::{self, Status};
+use llmgw_core::report::{EXIT_INTERNAL, EXIT_OK, Report};
+use llmgw_sim::Simulation;
+use llmgw_system::agent::{RealNode, runtime};
+use llmgw_system::real::Silent;
 
 use super::input::{self, Failure};
 use super::printer::{self, Format};
@@ -91,7 +92,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             let there = input::read_if_there(input::WANTS, path)?.is_some();
             (input::wants(&[], Some(path), Vec::new)?, there.then(|| path.clone()))
         }
-        None => (llmgw::sim::default_wants(), None),
+        None => (llmgw_sim::default_wants(), None),
     };
     let label = wants_path.clone().unwrap_or_else(|| PathBuf::from("matrix/wants.json (embedded)"));
     // Paths as they are now: neither a later change of directory nor a
@@ -144,7 +145,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
     output::emit(&text)?;
     if let Some(e) = &pass.status_error {
-        eprintln!("llmgw: error: {}", llmgw::text::for_terminal(&e.to_string()));
+        eprintln!("llmgw: error: {}", llmgw_model::text::for_terminal(&e.to_string()));
         return Ok(EXIT_INTERNAL);
     }
     Ok(report.exit_code())

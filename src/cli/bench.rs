@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use llmgw::archive::{self, Limits};
+use llmgw_core::archive::{self, Limits};
 
 use super::input::Failure;
 
@@ -39,14 +39,14 @@ pub fn sha256(args: Sha256Args) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// Unpacks the archive with [`archive::unpack_tar_gz`] (the allowlist, each
+/// Unpacks the archive with [`llmgw_system::unpack::unpack_tar_gz`] (the allowlist, each
 /// file's sha256) and prints how many files and bytes it placed.
 pub fn unpack(args: UnpackArgs) -> Result<i32, Failure> {
     let f = std::fs::File::open(&args.archive)
         .map_err(|e| Failure::BadInput(format!("cannot open `{}`: {e}", args.archive.display())))?;
     std::fs::create_dir_all(&args.into)
         .map_err(|e| Failure::BadInput(format!("cannot create `{}`: {e}", args.into.display())))?;
-    let files = archive::unpack_tar_gz(f, &args.into, Limits::default())
+    let files = llmgw_system::unpack::unpack_tar_gz(f, &args.into, Limits::default())
         .map_err(|e| Failure::BadInput(format!("`{}`: {e}", args.archive.display())))?;
     let bytes: u64 = files.iter().map(|f| f.bytes).sum();
     println!("{} files, {bytes} bytes", files.len());

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use llmgw::host::Arch;
-use llmgw::offline::builds::builds;
-use llmgw::recipe::Engine;
+use llmgw_core::offline::builds::builds;
+use llmgw_core::recipe::Engine;
+use llmgw_model::host::Arch;
 
 use super::input::Failure;
 use super::output;
@@ -65,5 +65,5 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         }
     };
     output::emit(&text)?;
-    Ok(llmgw::report::EXIT_OK)
+    Ok(llmgw_core::report::EXIT_OK)
 }

@@ -5,11 +5,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw::host::Arch;
-use llmgw::offline::bundle::{self, BundleError};
-use llmgw::offline::installer;
-use llmgw::recipe::Engine;
-use llmgw::report::{EXIT_FAULT, EXIT_OK};
+use llmgw_core::recipe::Engine;
+use llmgw_core::report::{EXIT_FAULT, EXIT_OK};
+use llmgw_model::host::Arch;
+use llmgw_system::offline::bundle::{self, BundleError};
+use llmgw_system::offline::installer;
 
 use super::input::{self, Failure};
 use super::{output, progress, settings};
@@ -115,7 +115,7 @@ fn failure(e: BundleError) -> Result<i32, Failure> {
         BundleError::Refused(m) => Err(Failure::BadInput(m)),
         BundleError::Io(m) => Err(Failure::Internal(m)),
         BundleError::Fetch(m) => {
-            eprintln!("llmgw: error: {}; no bundle was written", llmgw::text::for_terminal(&m));
+            eprintln!("llmgw: error: {}; no bundle was written", llmgw_model::text::for_terminal(&m));
             Ok(EXIT_FAULT)
         }
     }

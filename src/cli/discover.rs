@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use llmgw::discover::{self, Capture, DEFAULT_ENGINES_DIR, DiscoverError, Discovered, RealProbe, ReplayProbe};
-use llmgw::report::EXIT_OK;
+use llmgw_core::discover::{self, DEFAULT_ENGINES_DIR, DiscoverError, Discovered};
+use llmgw_core::report::EXIT_OK;
+use llmgw_system::probe::{Capture, RealProbe, ReplayProbe};
 
 use super::input::{self, Failure};
 use super::output;

@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use llmgw::host::Host;
-use llmgw::recipe::{Want, WantsFile};
-use llmgw::report::{EXIT_BAD_INPUT, EXIT_INTERNAL};
+use llmgw_core::recipe::{Want, WantsFile};
+use llmgw_core::report::{EXIT_BAD_INPUT, EXIT_INTERNAL};
+use llmgw_model::host::Host;
 
 /// Why a command could not produce a result.
 #[derive(Debug)]
@@ -86,7 +86,7 @@ pub fn host(path: &Path) -> Result<Host, Failure> {
     let text = match read_if_there(HOST, path)? {
         Some(text) => text,
         None => {
-            embedded(path, "matrix/hosts", |n| format!("the embedded host `{n}`"), llmgw::sim::matrix::embedded::host)
+            embedded(path, "matrix/hosts", |n| format!("the embedded host `{n}`"), llmgw_sim::matrix::embedded::host)
                 .ok_or_else(|| not_there(HOST, path, "an embedded host's name (llmgw list hosts)"))?
                 .to_string()
         }
@@ -120,12 +120,12 @@ fn not_there(kind: Kind, path: &Path, what: &str) -> Failure {
 
 /// The embedded scenario named `name` (`mocks/scenarios/<name>.json`).
 fn embedded_scenario(name: &str) -> Option<&'static str> {
-    llmgw::sim::truth::embedded::SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+    llmgw_sim::truth::embedded::SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
 }
 
 /// The embedded default wants for `matrix/wants.json` outside the checkout.
 fn embedded_wants(name: &str) -> Option<&'static str> {
-    (name == "wants").then_some(llmgw::sim::DEFAULT_WANTS_JSON)
+    (name == "wants").then_some(llmgw_sim::DEFAULT_WANTS_JSON)
 }
 
 /// The wants file `path`, or the embedded default wants when it is the
@@ -161,7 +161,7 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
         .iter()
         .map(|s| Want::parse(s).map_err(|e| Failure::BadInput(format!("--want `{s}`: {e}"))))
         .collect::<Result<_, _>>()?;
-    if let Some((i, j)) = llmgw::recipe::first_repeat(&wants) {
+    if let Some((i, j)) = llmgw_core::recipe::first_repeat(&wants) {
         return Err(Failure::BadInput(format!(
             "--want `{}` is --want `{}` again; give each want once",
             flags[j], flags[i]
@@ -173,14 +173,14 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
 /// A URL flag (`--github-api`, `--offline-base`): http:// or https:// with
 /// a host, checked when the command line is parsed.
 pub fn http_url(s: &str) -> Result<String, String> {
-    llmgw::recipe::check_http_url(s).map_err(|e| format!("`{s}` {e}"))?;
+    llmgw_core::recipe::check_http_url(s).map_err(|e| format!("`{s}` {e}"))?;
     Ok(s.to_string())
 }
 
 /// Reads and checks the agent's configuration file.
-pub fn agent_config(path: &Path) -> Result<llmgw::agent::AgentConfig, Failure> {
+pub fn agent_config(path: &Path) -> Result<llmgw_core::agent::AgentConfig, Failure> {
     let text = read(CONFIG, path)?;
-    llmgw::agent::AgentConfig::from_json(&text)
+    llmgw_core::agent::AgentConfig::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("configuration file `{}`: {e}", path.display())))
 }
 
@@ -195,7 +195,7 @@ pub fn read_if_there(kind: Kind, path: &Path) -> Result<Option<String>, Failure>
 
 /// As [`read_if_there`], the error only why (no path).
 fn read_bytes(kind: Kind, path: &Path) -> Result<Option<String>, String> {
-    use llmgw::system::files::{InputError, read_input};
+    use llmgw_system::files::{InputError, read_input};
     let bytes = if path == Path::new("-") {
         use std::io::Read;
         let mut bytes = Vec::new();
@@ -217,8 +217,8 @@ fn read_bytes(kind: Kind, path: &Path) -> Result<Option<String>, String> {
 }
 
 /// The truth to simulate against: the embedded one, or a scenario's variant of it.
-pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Failure> {
-    let base = llmgw::sim::truth::embedded_catalog();
+pub fn catalog(scenario: Option<&Path>) -> Result<llmgw_sim::truth::Catalog, Failure> {
+    let base = llmgw_sim::truth::embedded_catalog();
     let Some(path) = scenario else { return Ok(base.clone()) };
     let text = match read_if_there(SCENARIO, path)? {
         Some(text) => text,
@@ -226,7 +226,7 @@ pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Fa
             .ok_or_else(|| not_there(SCENARIO, path, "an embedded scenario's name (llmgw list scenarios)"))?
             .to_string(),
     };
-    let s = llmgw::sim::truth::scenario::Scenario::from_json(&text)
+    let s = llmgw_sim::truth::scenario::Scenario::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))?;
     s.apply(base).map_err(|e| Failure::BadInput(format!("scenario file `{}`: {e}", path.display())))
 }
@@ -239,11 +239,11 @@ pub fn catalog(scenario: Option<&Path>) -> Result<llmgw::sim::truth::Catalog, Fa
 /// # Errors
 /// [`Failure::BadInput`] naming the flag and the path.
 pub fn output(flag: &str, path: &Path) -> Result<(), Failure> {
-    let out = llmgw::system::files::check_output(path)
+    let out = llmgw_system::files::check_output(path)
         .map_err(|why| Failure::BadInput(format!("{flag} `{}` {why}", path.display())))?;
     // Written as a temporary beside it, renamed over it: that must be possible.
     let dir = out.target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    llmgw::system::files::can_make_file_in(dir).map_err(|e| {
+    llmgw_system::files::can_make_file_in(dir).map_err(|e| {
         Failure::BadInput(format!(
             "{flag} `{}` cannot be written: no file can be made in `{}`: {e}",
             path.display(),
@@ -260,7 +260,7 @@ pub fn output(flag: &str, path: &Path) -> Result<(), Failure> {
 /// [`Failure::Internal`] when the write itself fails.
 pub fn write_output(flag: &str, path: &Path, contents: &[u8]) -> Result<(), Failure> {
     output(flag, path)?;
-    llmgw::system::files::Files::durable()
+    llmgw_system::files::Files::durable()
         .write_atomic(path, contents)
         .map_err(|e| Failure::Internal(format!("cannot write {flag} `{}`: {e}", path.display())))
 }
@@ -312,7 +312,7 @@ pub fn fleet_host(dir: &Path, listed: &Listed) -> Result<Host, String> {
         return Err("the file name is not UTF-8; a host id is printed in every report".into());
     }
     // A host's id is its file's name: text from outside, one rule.
-    llmgw::text::check(&listed.id)
+    llmgw_model::text::check(&listed.id)
         .map_err(|why| format!("the file name {why}; a host id is printed in every report"))?;
     let path = dir.join(&listed.file);
     let text = match read_bytes(HOST, &path) {
@@ -324,13 +324,13 @@ pub fn fleet_host(dir: &Path, listed: &Listed) -> Result<Host, String> {
 }
 
 /// Reads and validates the golden outcomes of the matrix.
-pub fn expected(path: &Path) -> Result<llmgw::sim::matrix::ExpectedFile, Failure> {
+pub fn expected(path: &Path) -> Result<llmgw_sim::matrix::ExpectedFile, Failure> {
     let text = read_if_there(GOLDEN, path)?.ok_or_else(|| {
         Failure::BadInput(format!(
             "cannot read the golden file `{}`: it does not exist (make it with --update)",
             path.display()
         ))
     })?;
-    llmgw::sim::matrix::ExpectedFile::from_json(&text)
+    llmgw_sim::matrix::ExpectedFile::from_json(&text)
         .map_err(|e| Failure::BadInput(format!("golden file `{}`: {e}", path.display())))
 }

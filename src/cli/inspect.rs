@@ -1,17 +1,18 @@
 //! `llmgw inspect PATH`: what a build really is, from its ELF files and
-//! CUDA fatbins. Arguments and rendering; the reading is `llmgw::inspect`.
+//! CUDA fatbins. Arguments and rendering; the reading is `llmgw_core::inspect`.
 //! `--format json` writes each ELF file as the truth's own `ElfStub`
 //! (`elf`), beside the facts it was read from.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw::archive::Limits;
-use llmgw::host::ComputeCapability;
-use llmgw::inspect::summary::label;
-use llmgw::inspect::{EntryKind, FileReport, Inspection, Summary, VERSION_FAMILIES, inspect_path};
-use llmgw::nvidia::DriverFloor;
-use llmgw::sim::truth::stub::{Backend, ElfStub};
+use llmgw_core::archive::Limits;
+use llmgw_core::inspect::summary::label;
+use llmgw_core::inspect::{EntryKind, FileReport, Summary, VERSION_FAMILIES};
+use llmgw_model::host::ComputeCapability;
+use llmgw_model::nvidia::DriverFloor;
+use llmgw_sim::truth::stub::{Backend, ElfStub};
+use llmgw_system::walk::{Inspection, inspect_path};
 use serde::Serialize;
 
 use super::input::Failure;
@@ -37,7 +38,7 @@ use super::printer::Format;
     version any file requires, and which file), the SASS and PTX sets, the GPUs (compute \
     capabilities) it has machine code for and those only its PTX reaches, and the oldest NVIDIA \
     driver that loads its machine code and that compiles its PTX, each floor with its rule and \
-    source (src/nvidia.rs).\n\n\
+    source (crates/llmgw-model/src/nvidia.rs).\n\n\
     --format json: one object {path, files, skipped, summary}; each file's `elf` is the truth's \
     ElfStub (mocks/README.md). See README.md, \"Inspecting a build\".\n\n\
     Exit codes: 0 inspected (also when PATH holds no ELF file); 2 bad input: PATH missing, PATH \
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Format::Text => text(&args.path, &inspection),
     };
     output::emit(&text)?;
-    Ok(llmgw::report::EXIT_OK)
+    Ok(llmgw_core::report::EXIT_OK)
 }
 
 fn kind_name(kind: EntryKind) -> String {
@@ -75,8 +76,8 @@ fn kind_name(kind: EntryKind) -> String {
     }
 }
 
-fn compression_name(c: llmgw::inspect::fatbin::Compression) -> Option<&'static str> {
-    use llmgw::inspect::fatbin::Compression;
+fn compression_name(c: llmgw_core::inspect::fatbin::Compression) -> Option<&'static str> {
+    use llmgw_core::inspect::fatbin::Compression;
     match c {
         Compression::None => None,
         Compression::Legacy => Some("legacy"),
@@ -91,7 +92,7 @@ fn isa(v: (u16, u16)) -> String {
 
 /// The toolkit a file's own newest PTX says, else the build's.
 fn file_toolkit(f: &FileReport, summary: &Summary) -> Option<String> {
-    let own = f.ptx_isa().last().and_then(|&v| llmgw::nvidia::ptx_isa_toolkit(v));
+    let own = f.ptx_isa().last().and_then(|&v| llmgw_model::nvidia::ptx_isa_toolkit(v));
     own.map(|(a, b)| format!("{a}.{b}")).or_else(|| summary.toolkit.as_ref().map(|t| t.version.clone()))
 }
 
@@ -263,7 +264,7 @@ fn ccs(list: &[ComputeCapability]) -> Vec<String> {
     list.iter().map(ToString::to_string).collect()
 }
 
-fn target_json(k: &llmgw::inspect::Kernel) -> TargetJson {
+fn target_json(k: &llmgw_core::inspect::Kernel) -> TargetJson {
     let e = &k.entry;
     TargetJson {
         section: k.section,
@@ -302,7 +303,7 @@ fn json<'a>(path: &std::path::Path, i: &'a Inspection) -> Doc<'a> {
         })
         .collect();
     let floor = |n: usize| s.floors[n].as_ref().map(|f| FloorJson { version: f.version.to_string(), file: &f.file });
-    let names = |t: &[llmgw::inspect::Target]| t.iter().map(ToString::to_string).collect();
+    let names = |t: &[llmgw_core::inspect::Target]| t.iter().map(ToString::to_string).collect();
     Doc {
         path: path.display().to_string(),
         files,
@@ -355,7 +356,7 @@ fn target_line(f: &FileReport, kind: EntryKind) -> Option<String> {
     let mut compressed: Vec<&str> = Vec::new();
     let mut isas: Vec<String> = Vec::new();
     for k in f.kernels.iter().filter(|k| k.entry.kind == kind) {
-        let rel = if k.section == llmgw::inspect::fatbin::SECTION_FATBIN { "" } else { " (relocatable)" };
+        let rel = if k.section == llmgw_core::inspect::fatbin::SECTION_FATBIN { "" } else { " (relocatable)" };
         let name = format!("{}{rel}", k.entry.target);
         match seen.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
@@ -495,7 +496,7 @@ fn summary_text(s: &Summary) -> String {
         if let (1, Some(toolkit)) = (n, &s.ptx_jit_unknown) {
             let _ = writeln!(
                 out,
-                "              ?: no driver is known to compile CUDA {toolkit}'s PTX; src/nvidia.rs's table has no such toolkit"
+                "              ?: no driver is known to compile CUDA {toolkit}'s PTX; crates/llmgw-model/src/nvidia.rs's table has no such toolkit"
             );
         }
     }

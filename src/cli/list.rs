@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use llmgw::host::Host;
-use llmgw::report::EXIT_OK;
-use llmgw::sim::matrix::embedded::HOSTS;
-use llmgw::sim::truth::embedded::SCENARIOS;
-use llmgw::sim::truth::scenario::Scenario;
+use llmgw_core::report::EXIT_OK;
+use llmgw_model::host::Host;
+use llmgw_sim::matrix::embedded::HOSTS;
+use llmgw_sim::truth::embedded::SCENARIOS;
+use llmgw_sim::truth::scenario::Scenario;
 
 use super::input::Failure;
 use super::output;
@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
                 Ok(((*name).to_string(), s.description))
             })
             .collect::<Result<_, Failure>>()?,
-        What::Wants => llmgw::sim::default_wants().iter().map(|w| (w.to_string(), String::new())).collect(),
+        What::Wants => llmgw_sim::default_wants().iter().map(|w| (w.to_string(), String::new())).collect(),
     };
     let text =
         match args.format {

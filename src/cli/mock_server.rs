@@ -3,11 +3,11 @@
 // The mirror directory the user names is checked here (see clippy.toml).
 #![allow(clippy::disallowed_methods)]
 
-use llmgw::host::Arch;
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::runnable;
-use llmgw::system::http::Http;
-use llmgw::system::real::{RealSystem, Silent};
+use llmgw_model::host::Arch;
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::runnable;
+use llmgw_system::http::Http;
+use llmgw_system::real::{RealSystem, Silent};
 
 use super::input::Failure;
 
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     }
     let truth = super::input::catalog(args.scenario.as_deref())?;
     let real = if args.real_programs { Some(real_programs(&truth)?) } else { None };
-    let catalog: &llmgw::sim::truth::Catalog = match &real {
+    let catalog: &llmgw_sim::truth::Catalog = match &real {
         Some((c, _)) => c,
         None => &truth,
     };
@@ -91,8 +91,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
 /// The truth with real programs for this machine's architecture, and which
 /// assets got them.
 fn real_programs(
-    truth: &llmgw::sim::truth::Catalog,
-) -> Result<(llmgw::sim::truth::Catalog, runnable::Replaced), Failure> {
+    truth: &llmgw_sim::truth::Catalog,
+) -> Result<(llmgw_sim::truth::Catalog, runnable::Replaced), Failure> {
     let arch = match std::env::consts::ARCH {
         "x86_64" => Arch::Amd64,
         "aarch64" => Arch::Arm64,

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use llmgw::recipe::Want;
+use llmgw_core::recipe::Want;
 
 use super::input::Failure;
 
@@ -41,7 +41,7 @@ impl Offline {
         }
         let text = super::input::read(super::input::CHECKSUMS, file)
             .map_err(|e| Failure::BadInput(format!("--offline-sha256: {}", e.message())))?;
-        let sums = llmgw::offline::checksums::checksums_from_json(&text)
+        let sums = llmgw_core::offline::checksums::checksums_from_json(&text)
             .map_err(|e| Failure::BadInput(format!("--offline-sha256 `{}`: {e}", file.display())))?;
         wants
             .into_iter()

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use llmgw::recipe::{self, Plan, Refusal, Want};
-use llmgw::report::{EXIT_FAULT, EXIT_OK};
-use llmgw::sim::default_wants;
+use llmgw_core::recipe::{self, Plan, Refusal, Want};
+use llmgw_core::report::{EXIT_FAULT, EXIT_OK};
+use llmgw_sim::default_wants;
 
 use super::input::{self, Failure};
 use super::output;

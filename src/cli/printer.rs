@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use llmgw::agent::{Reported, Seen};
-use llmgw::converge::{Outcome, State, Status};
-use llmgw::host::Host;
-use llmgw::recipe::{Plan, Refusal, Source, Want};
-use llmgw::report::Report;
+use llmgw_core::agent::{Reported, Seen};
+use llmgw_core::converge::{Outcome, State, Status};
+use llmgw_core::recipe::{Plan, Refusal, Source, Want};
+use llmgw_core::report::Report;
+use llmgw_model::host::Host;
 
 /// Output formats of reports and plans.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -153,7 +153,7 @@ pub fn plans_text(host: &Host, plans: &[(Want, Result<Plan, Refusal>)]) -> Strin
     out
 }
 
-/// The engines a node can run ([`llmgw::agent::Reported`]): [`engines_text`],
+/// The engines a node can run ([`llmgw_core::agent::Reported`]): [`engines_text`],
 /// or `{"engines": [...]}`, each entry with its keys in the status file's order.
 pub fn engines(reported: &[Reported], format: Format) -> String {
     /// `{"engines": [Reported…]}`: the status file's type, keys in its order.
@@ -194,7 +194,7 @@ pub fn engines_text(report: &[Reported]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use llmgw::recipe::Engine;
+    use llmgw_core::recipe::Engine;
 
     use super::*;
 

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use llmgw::system::real::{Reporter, Silent};
+use llmgw_system::real::{Reporter, Silent};
 
 /// A bar per download when stderr is a terminal, else silence.
 pub fn reporter() -> Box<dyn Reporter> {

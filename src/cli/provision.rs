@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use llmgw::converge;
-use llmgw::host::Host;
-use llmgw::recipe;
-use llmgw::report::Report;
-use llmgw::system::lock::EnginesLock;
+use llmgw_core::converge;
+use llmgw_core::recipe;
+use llmgw_core::report::Report;
+use llmgw_model::host::Host;
+use llmgw_system::lock::EnginesLock;
 
 use super::input::{self, Failure};
 use super::printer::{self, Format};
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             ),
         };
         output::emit(&text)?;
-        return Ok(llmgw::report::EXIT_OK);
+        return Ok(llmgw_core::report::EXIT_OK);
     }
     // Absolute, so that what is printed (`binary:`) and recorded holds from anywhere.
     let engines_dir = std::path::absolute(&args.engines_dir)
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     let _lock = EnginesLock::acquire(&engines_dir).map_err(|e| {
         let why = match e {
             // The path is the flag's own: said once.
-            llmgw::system::SysError::Io { path, message, .. } if path == engines_dir => message,
+            llmgw_core::system::SysError::Io { path, message, .. } if path == engines_dir => message,
             e => e.to_string(),
         };
         Failure::BadInput(format!("--engines-dir `{}`: {why}", args.engines_dir.display()))
@@ -100,8 +100,8 @@ pub fn run(args: Args) -> Result<i32, Failure> {
 
 /// This machine as a host description, its warnings on stderr.
 pub(super) fn this_machine(engines_dir: &std::path::Path) -> Result<Host, Failure> {
-    let mut probe = llmgw::discover::RealProbe::default();
-    let found = llmgw::discover::discover_at(&mut probe, engines_dir)
+    let mut probe = llmgw_system::probe::RealProbe::default();
+    let found = llmgw_core::discover::discover_at(&mut probe, engines_dir)
         .map_err(|e| Failure::Internal(format!("cannot discover this machine: {e}")))?;
     tracing::info!("GPU discovery: {}", found.gpu_discovery);
     for w in &found.warnings {

@@ -1,7 +1,7 @@
 //! `llmgw schema host|wants|scenario`: the JSON Schema of the files a person writes
 //! by hand, generated from the types the parser reads them into.
 
-use llmgw::report::EXIT_OK;
+use llmgw_core::report::EXIT_OK;
 
 use super::input::Failure;
 use super::output;
@@ -39,9 +39,9 @@ enum What {
 /// Runs `schema`: the schema as pretty JSON on stdout.
 pub fn run(args: Args) -> Result<i32, Failure> {
     let schema = match args.what {
-        What::Host => llmgw::host::json_schema(),
-        What::Wants => llmgw::recipe::wants_json_schema(),
-        What::Scenario => llmgw::sim::truth::scenario::json_schema(),
+        What::Host => llmgw_model::host::json_schema(),
+        What::Wants => llmgw_core::recipe::wants_json_schema(),
+        What::Scenario => llmgw_sim::truth::scenario::json_schema(),
     };
     output::emit(&(serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"))?;
     Ok(EXIT_OK)

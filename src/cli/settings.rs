@@ -6,14 +6,14 @@
 
 use std::path::PathBuf;
 
-use llmgw::converge::{Config, PYPI_SIMPLE, PYTHON_INSTALL_MIRROR, PYTORCH_WHL};
-use llmgw::release::GITHUB_API;
-use llmgw::system::http::Http;
-use llmgw::system::real::{RealSystem, Reporter};
+use llmgw_core::converge::{Config, PYPI_SIMPLE, PYTHON_INSTALL_MIRROR, PYTORCH_WHL};
+use llmgw_core::release::GITHUB_API;
+use llmgw_system::http::Http;
+use llmgw_system::real::{RealSystem, Reporter};
 
 use super::input::{self, Failure};
 
-pub use llmgw::discover::DEFAULT_ENGINES_DIR;
+pub use llmgw_core::discover::DEFAULT_ENGINES_DIR;
 
 /// Seconds to connect to a publisher, and to wait for each read of an answer.
 const CONNECT_SECS: u64 = 10;
@@ -69,6 +69,6 @@ pub fn config(engines_dir: PathBuf, github: &GithubArgs, indexes: &IndexArgs, ch
         python_mirror: indexes.python_mirror.clone(),
         check_timeout_secs,
         // A stub of the fake publisher reaching a real node says what it is.
-        not_a_build: Some(llmgw::sim::truth::stub::NOT_A_BUILD),
+        not_a_build: Some(llmgw_sim::truth::stub::NOT_A_BUILD),
     }
 }

@@ -24,7 +24,7 @@ pub fn remove_scratch_when_stopped() {
                 _ = term.recv() => 143,
             };
             STOPPED_BY.store(code, Ordering::SeqCst);
-            llmgw::system::files::remove_scratch();
+            llmgw_system::files::remove_scratch();
             std::process::exit(code);
         });
     });

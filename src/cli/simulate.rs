@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw::converge::{State, Status};
-use llmgw::host::Host;
-use llmgw::report::Report;
-use llmgw::sim::truth::{Catalog, embedded_catalog};
-use llmgw::sim::{Simulation, default_wants};
+use llmgw_core::converge::{State, Status};
+use llmgw_core::report::Report;
+use llmgw_model::host::Host;
+use llmgw_sim::truth::{Catalog, embedded_catalog};
+use llmgw_sim::{Simulation, default_wants};
 
 use super::input::{self, Failure};
 use super::output;

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use llmgw::host::Setting;
-use llmgw::sim::truth::Catalog;
+use llmgw_model::host::Setting;
+use llmgw_sim::truth::Catalog;
 
 use super::input::{self, Failure};
 
@@ -46,7 +46,7 @@ impl WhatIf {
     pub fn scenario_name(&self) -> Option<String> {
         let path = self.scenario.as_deref()?;
         let name = path.file_stem().unwrap_or(path.as_os_str()).to_string_lossy();
-        Some(llmgw::text::for_terminal(&name))
+        Some(llmgw_model::text::for_terminal(&name))
     }
 
     /// What a `--diff` compares with, in words: `scenario NAME, P=V, …`.

@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use llmgw::agent::{self, Agent, AgentConfig, AgentStatus, PassRecord, Running, Seen};
-use llmgw::converge::{Outcome, State};
-use llmgw::recipe::{Engine, Want};
-use llmgw::sim::Simulation;
-use llmgw::sim::truth::MachineFaults;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::truth::{Catalog, Fault};
+use llmgw_core::agent::{self, Agent, AgentConfig, AgentStatus, PassRecord, Running, Seen};
+use llmgw_core::converge::{Outcome, State};
+use llmgw_core::recipe::{Engine, Want};
+use llmgw_sim::Simulation;
+use llmgw_sim::truth::MachineFaults;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::truth::{Catalog, Fault};
 use tokio::time::Instant;
 
 fn paused() -> tokio::runtime::Runtime {
@@ -186,7 +186,7 @@ fn a_library_removed_between_passes_is_found_by_the_next_recheck_and_reinstalled
     });
     let written: AgentStatus = serde_json::from_str(&std::fs::read_to_string(&status_file).unwrap()).unwrap();
     assert_eq!((written.pass, written.next_pass_in_secs), (4, Some(600)));
-    assert_eq!(written.at, llmgw::sim::machine::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
+    assert_eq!(written.at, llmgw_sim::machine::SIM_EPOCH + 1800, "on the simulated clock, which follows the passes");
     assert_eq!(written.engines[0].binary.as_deref(), Some("llama.cpp/b10850-vulkan/llama-b10850/llama-server"));
     assert_eq!(written.report.len(), 1);
     assert_eq!((written.report[0].engine, written.report[0].seen), (Engine::LlamaCpp, Seen::Installed));
@@ -318,7 +318,7 @@ impl agent::Node for StoppedMidPass {
         "scripted".into()
     }
 
-    fn converge(&mut self, wants: &[Want]) -> Vec<llmgw::converge::Status> {
+    fn converge(&mut self, wants: &[Want]) -> Vec<llmgw_core::converge::Status> {
         self.converged.lock().unwrap().extend(wants.iter().map(ToString::to_string));
         if let Some(c) = self.control.lock().unwrap().as_ref() {
             c.stop();
@@ -334,7 +334,7 @@ impl agent::Node for StoppedMidPass {
         0
     }
 
-    fn write_atomic(&mut self, _: &std::path::Path, _: &[u8]) -> Result<(), String> {
+    fn write_atomic(&mut self, _: &std::path::Path, _: &[u8]) -> Result<(), llmgw_core::system::SysError> {
         *self.written.lock().unwrap() += 1;
         Ok(())
     }

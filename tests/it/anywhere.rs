@@ -34,9 +34,13 @@ fn names_in(dir: &str) -> Vec<String> {
 
 #[test]
 fn every_host_and_scenario_of_the_checkout_is_embedded_and_listed() {
-    let embedded: Vec<String> = llmgw::sim::matrix::embedded::HOSTS.iter().map(|(id, _)| id.to_string()).collect();
-    assert_eq!(embedded, names_in("matrix/hosts"), "add each file of matrix/hosts/ to src/sim/matrix/embedded.rs");
-    for (id, json) in llmgw::sim::matrix::embedded::HOSTS {
+    let embedded: Vec<String> = llmgw_sim::matrix::embedded::HOSTS.iter().map(|(id, _)| id.to_string()).collect();
+    assert_eq!(
+        embedded,
+        names_in("matrix/hosts"),
+        "add each file of matrix/hosts/ to crates/llmgw-sim/src/matrix/embedded.rs"
+    );
+    for (id, json) in llmgw_sim::matrix::embedded::HOSTS {
         let on_disk = std::fs::read_to_string(checkout().join(format!("matrix/hosts/{id}.json"))).unwrap();
         assert_eq!(*json, on_disk, "{id}");
     }
@@ -48,7 +52,7 @@ fn every_host_and_scenario_of_the_checkout_is_embedded_and_listed() {
     assert_eq!(first_words(llmgw_in(nowhere.path(), &["list", "hosts"])), names_in("matrix/hosts"));
     assert_eq!(first_words(llmgw_in(nowhere.path(), &["list", "scenarios"])), names_in("mocks/scenarios"));
     let wants = first_words(llmgw_in(nowhere.path(), &["list", "wants"]));
-    let default: Vec<String> = llmgw::sim::default_wants().iter().map(ToString::to_string).collect();
+    let default: Vec<String> = llmgw_sim::default_wants().iter().map(ToString::to_string).collect();
     assert_eq!(wants, default);
     // The host list says what each machine is; JSON for programs.
     let hosts = text(&llmgw_in(nowhere.path(), &["list", "hosts"]).stdout);
@@ -105,7 +109,7 @@ fn the_matrix_outside_the_checkout_runs_the_embedded_hosts_and_golden_file() {
     let out = llmgw_in(nowhere.path(), &["matrix", "--check"]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).starts_with("all ") && text(&out.stdout).contains("cells as expected"));
-    let hosts = llmgw::sim::matrix::embedded::HOSTS.len();
+    let hosts = llmgw_sim::matrix::embedded::HOSTS.len();
     assert_eq!(
         text(&out.stderr),
         format!(
@@ -438,7 +442,7 @@ fn verbose_simulate_says_each_build_it_tries_and_what_proved_it() {
 #[test]
 fn provision_against_the_fake_server_without_githubs_digest_installs_uv_verified_by_its_sidecar() {
     let (_served, base, _) = serve(&["--real-programs", "--scenario", "uv-digest-from-sidecar"]);
-    let http = llmgw::system::http::Http::loopback(10, 60).unwrap();
+    let http = llmgw_system::http::Http::loopback(10, 60).unwrap();
     let get = |url: String| http.http_get(&url, "*/*").unwrap().body;
     let api: serde_json::Value =
         serde_json::from_slice(&get(format!("{base}/repos/astral-sh/uv/releases/tags/0.13.9"))).unwrap();

@@ -1,63 +1,105 @@
-//! The shape of `src/`, checked: no import cycle between its top-level
-//! folders and files, nor between the files and folders of any one folder
-//! (a parent's `mod.rs` and its children excepted: they are one module);
-//! no source file over 600 lines apart from its tests; every folder's
-//! `mod.rs` says what lives there and what it may import.
+//! The shape of the workspace, checked where the compiler cannot: each
+//! crate depends only on the layers below it, and the pure ones on no crate
+//! that makes effects; within a crate, no import cycle between its folders
+//! and files (a parent's `mod.rs` and its children excepted: they are one
+//! module), and every top-level module's documentation says, in a `Uses:`
+//! sentence, exactly the modules of its crate it uses; no source file over
+//! 600 lines apart from its tests; tests last in every file.
 //!
-//! Imports are read from the source text: every `crate::a::b` path (and in
-//! the binary's files, `llmgw::a::b`), and every `super::b` of a folder's
-//! files, outside `#[cfg(test)]` code (tests may reach anywhere).
+//! Imports are read from the source text: every `crate::a::b` path and
+//! every `super::b`, outside `#[cfg(test)]` code (tests may reach anywhere).
 
 #![allow(clippy::disallowed_methods)] // a test reads the source tree
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The longest a source file may be, its tests left out.
 const MAX_LINES: usize = 600;
 
-/// One source file: its module path (`["sim", "publisher", "github"]`) and
+/// The workspace's crates, lowest layer first: each may depend on those
+/// before it and on no other of them (their `Cargo.toml`s say so, and
+/// [`the_crates_depend_only_on_the_layers_below_them`] checks it).
+const CRATES: &[(&str, &str)] = &[
+    ("llmgw-model", "crates/llmgw-model"),
+    ("llmgw-core", "crates/llmgw-core"),
+    ("llmgw-system", "crates/llmgw-system"),
+    ("llmgw-sim", "crates/llmgw-sim"),
+    ("llmgw", "."),
+];
+
+/// Crates that make effects (HTTP, files, processes, a server): none of
+/// them may be a normal dependency of the pure layers, `llmgw-model` and
+/// `llmgw-core`, so the compiler keeps those pure.
+const EFFECT_CRATES: &[&str] = &[
+    "reqwest",
+    "rustls",
+    "rustix",
+    "tempfile",
+    "tar",
+    "flate2",
+    "zip",
+    "nvml-wrapper",
+    "wiremock",
+    "hyper",
+    "socket2",
+];
+
+/// Crates only the simulation may depend on: the fake publisher's server.
+const SIMULATION_ONLY: &[&str] = &["wiremock", "hyper", "hyper-util", "http-body-util"];
+
+/// One source file: its crate, its module path (`["machine", "uv"]`) and
 /// its text without test code.
 struct Source {
     path: PathBuf,
+    /// The crate's name with `_`: `llmgw_core`.
+    krate: String,
     module: Vec<String>,
-    /// Whether it belongs to the binary (`main.rs`, `cli/`), which reaches
-    /// the library as `llmgw::`.
-    bin: bool,
     /// Its code, without tests and comments.
     code: String,
+    /// Its module documentation (`//!` lines at the top).
+    doc: String,
     /// Its lines, tests left out.
     lines: usize,
 }
 
-fn src() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn sources() -> Vec<Source> {
-    let root = src();
     let mut out = Vec::new();
-    let mut todo = vec![root.clone()];
-    while let Some(dir) = todo.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-                continue;
+    for (name, dir) in CRATES {
+        let src = root().join(dir).join("src");
+        let mut todo = vec![src.clone()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "rs") || p.file_name().is_some_and(|n| n == "tests.rs") {
+                    continue;
+                }
+                let rel = p.strip_prefix(&src).unwrap();
+                let mut module: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+                let last = module.pop().unwrap();
+                if !matches!(last.as_str(), "mod.rs" | "lib.rs" | "main.rs") {
+                    module.push(last.trim_end_matches(".rs").to_string());
+                }
+                let text = std::fs::read_to_string(&p).unwrap();
+                let lines = text.split("#[cfg(test)]").next().unwrap_or(&text).lines().count();
+                let doc = text.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+                out.push(Source {
+                    path: p.clone(),
+                    krate: name.replace('-', "_"),
+                    module,
+                    code: without_tests(&text),
+                    doc,
+                    lines,
+                });
             }
-            if p.extension().is_none_or(|x| x != "rs") || p.file_name().is_some_and(|n| n == "tests.rs") {
-                continue;
-            }
-            let rel = p.strip_prefix(&root).unwrap();
-            let mut module: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into_owned()).collect();
-            let last = module.pop().unwrap();
-            if !matches!(last.as_str(), "mod.rs" | "lib.rs" | "main.rs") {
-                module.push(last.trim_end_matches(".rs").to_string());
-            }
-            let bin = rel.starts_with("cli") || rel == Path::new("main.rs");
-            let text = std::fs::read_to_string(&p).unwrap();
-            let lines = text.split("#[cfg(test)]").next().unwrap_or(&text).lines().count();
-            out.push(Source { path: p.clone(), module, bin, code: without_tests(&text), lines });
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -71,26 +113,17 @@ fn without_tests(text: &str) -> String {
     code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
 }
 
-/// Every module path the code names: `crate::a::b::c` gives `[a, b, c]`;
-/// `super::x` from a file of module `m` gives `m`'s parent plus `x`.
+/// Every module path of its own crate the code names: `crate::a::b::c`
+/// gives `[a, b, c]`; `super::x` from a file of module `m` gives `m`'s
+/// parent plus `x`.
 fn references(s: &Source) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    let prefixes: &[&str] = if s.bin { &["llmgw::", "crate::"] } else { &["crate::"] };
-    for prefix in prefixes {
-        for (i, _) in s.code.match_indices(prefix) {
-            let before = s.code[..i].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-                continue;
-            }
-            let rest = &s.code[i + prefix.len()..];
-            let mut path: Vec<String> = Vec::new();
-            if *prefix == "crate::" && s.bin {
-                // The binary's own modules: `crate::cli::…` is `cli`.
-                path.push("cli".into());
-            }
-            path.extend(segments(rest));
-            out.push(path);
+    for (i, _) in s.code.match_indices("crate::") {
+        let before = s.code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '$') {
+            continue;
         }
+        out.push(segments(&s.code[i + "crate::".len()..]));
     }
     for (i, _) in s.code.match_indices("super::") {
         let before = s.code[..i].chars().next_back();
@@ -103,9 +136,6 @@ fn references(s: &Source) -> Vec<Vec<String>> {
         while let Some(r) = rest.strip_prefix("super::") {
             base.pop();
             rest = r;
-        }
-        if s.bin && base.is_empty() {
-            base.push("cli".into());
         }
         // `super::{a, b::c}` names each of a and b.
         if let Some(inner) = rest.strip_prefix('{') {
@@ -205,23 +235,23 @@ fn cycles_of(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     t.out
 }
 
-/// The folders of `src/` (as module paths), the crate's root among them.
-fn folders(sources: &[Source]) -> BTreeSet<Vec<String>> {
+/// The folders of one crate's `src/` (as module paths), its root among
+/// them: a file's own module is a folder only when it has a `mod.rs`.
+fn folders(sources: &[&Source]) -> BTreeSet<Vec<String>> {
     let mut out = BTreeSet::new();
     for s in sources {
         for n in 0..s.module.len() {
             out.insert(s.module[..n].to_vec());
         }
     }
-    // A file's own module is a folder only when it has a mod.rs.
-    out.retain(|f| f.is_empty() || src().join(f.join("/")).is_dir());
+    out.retain(|f| f.is_empty() || sources.iter().any(|s| s.module == *f && s.path.ends_with("mod.rs")));
     out
 }
 
-/// The import graph among the children of `folder`: a child is a file or
-/// folder directly in it; an edge goes from a child whose code names
-/// another child. The folder's own `mod.rs` is no node.
-fn graph_of(folder: &[String], sources: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+/// The import graph among the children of `folder` in one crate: a child
+/// is a file or folder directly in it; an edge goes from a child whose code
+/// names another child. The folder's own `mod.rs` is no node.
+fn graph_of(folder: &[String], sources: &[&Source]) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for s in sources {
         if s.module.len() <= folder.len() || s.module[..folder.len()] != *folder {
@@ -238,19 +268,30 @@ fn graph_of(folder: &[String], sources: &[Source]) -> BTreeMap<String, BTreeSet<
     graph
 }
 
+/// The sources of each crate, by the crate's name with `_`.
+fn by_crate(sources: &[Source]) -> BTreeMap<String, Vec<&Source>> {
+    let mut out: BTreeMap<String, Vec<&Source>> = BTreeMap::new();
+    for s in sources {
+        out.entry(s.krate.clone()).or_default().push(s);
+    }
+    out
+}
+
 #[test]
-fn no_import_cycle_between_the_folders_and_files_of_src() {
+fn no_import_cycle_between_the_folders_and_files_of_any_crate() {
     let sources = sources();
     let mut found = Vec::new();
-    for folder in folders(&sources) {
-        let graph = graph_of(&folder, &sources);
-        for c in cycles_of(&graph) {
-            let at = if folder.is_empty() { "src/".to_string() } else { format!("src/{}/", folder.join("/")) };
-            let edges: Vec<String> = c
-                .iter()
-                .flat_map(|a| graph[a].iter().filter(|b| c.contains(b)).map(move |b| format!("{a} -> {b}")))
-                .collect();
-            found.push(format!("{at}: {} import each other ({})", c.join(", "), edges.join(", ")));
+    for (krate, sources) in by_crate(&sources) {
+        for folder in folders(&sources) {
+            let graph = graph_of(&folder, &sources);
+            for c in cycles_of(&graph) {
+                let at = format!("{krate}::{}", folder.join("::"));
+                let edges: Vec<String> = c
+                    .iter()
+                    .flat_map(|a| graph[a].iter().filter(|b| c.contains(b)).map(move |b| format!("{a} -> {b}")))
+                    .collect();
+                found.push(format!("{at}: {} import each other ({})", c.join(", "), edges.join(", ")));
+            }
         }
     }
     assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
@@ -271,15 +312,77 @@ fn the_cycle_finder_finds_a_cycle_and_none_where_there_is_none() {
     assert!(cycles_of(&g(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty());
     let s = Source {
         path: PathBuf::from("x.rs"),
-        module: vec!["sim".into(), "machine".into(), "uv".into()],
-        bin: false,
-        code: "use super::{ldd, truth::X};\nuse crate::recipe::Want;\nfoo(crate::system::http::Http::new());".into(),
+        krate: "llmgw_sim".into(),
+        module: vec!["machine".into(), "uv".into()],
+        code: "use super::{ldd, truth::X};\nuse crate::recipe::Want;\nfoo(crate::files::Files::new());".into(),
+        doc: String::new(),
         lines: 3,
     };
     let refs = references(&s);
-    assert!(refs.contains(&vec!["sim".into(), "machine".into(), "ldd".into()]), "{refs:?}");
+    assert!(refs.contains(&vec!["machine".into(), "ldd".into()]), "{refs:?}");
     assert!(refs.contains(&vec!["recipe".into()]), "{refs:?}");
-    assert!(refs.contains(&vec!["system".into(), "http".into()]), "{refs:?}");
+    assert!(refs.contains(&vec!["files".into()]), "{refs:?}");
+}
+
+/// The `[dependencies]` of a crate's `Cargo.toml` (normal ones, every
+/// target's), by name.
+fn normal_dependencies(dir: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join(dir).join("Cargo.toml")).unwrap();
+    let manifest: toml::Table = text.parse().unwrap();
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    let mut take = |t: Option<&toml::Value>| {
+        if let Some(t) = t.and_then(toml::Value::as_table) {
+            out.extend(t.keys().cloned());
+        }
+    };
+    take(manifest.get("dependencies"));
+    if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
+        for t in targets.values() {
+            take(t.get("dependencies"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_crates_depend_only_on_the_layers_below_them() {
+    let ours: Vec<&str> = CRATES.iter().map(|(n, _)| *n).collect();
+    let mut wrong = Vec::new();
+    for (i, (name, dir)) in CRATES.iter().enumerate() {
+        let deps = normal_dependencies(dir);
+        for d in deps.iter().filter(|d| ours.contains(&d.as_str())) {
+            let at = ours.iter().position(|o| o == d).unwrap();
+            if at >= i {
+                wrong.push(format!("{name} depends on {d}, a layer at or above its own"));
+            }
+        }
+        if i <= 1 {
+            for d in deps.iter().filter(|d| EFFECT_CRATES.contains(&d.as_str())) {
+                wrong.push(format!("{name} is pure but depends on {d}, which makes effects"));
+            }
+        }
+        if *name != "llmgw-sim" {
+            for d in deps.iter().filter(|d| SIMULATION_ONLY.contains(&d.as_str())) {
+                wrong.push(format!("{name} depends on {d}, which only the simulation may"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn effects_are_allowed_only_in_the_system_crate_the_command_line_and_the_served_mirror() {
+    let allowed = |s: &Source| {
+        s.krate == "llmgw_system"
+            || s.krate == "llmgw"
+            || (s.krate == "llmgw_sim" && s.module == ["publisher", "mirror"])
+    };
+    let wrong: Vec<String> = sources()
+        .iter()
+        .filter(|s| s.code.contains("allow(clippy::disallowed_methods)") && !allowed(s))
+        .map(|s| s.path.display().to_string())
+        .collect();
+    assert!(wrong.is_empty(), "files outside the effects' places that allow clippy's disallowed methods: {wrong:?}");
 }
 
 #[test]
@@ -313,16 +416,73 @@ fn tests_come_last_in_every_file() {
     assert!(out_of_place.is_empty(), "files with code after their test module: {out_of_place:?}");
 }
 
+/// What a module's documentation says it uses of its own crate: the
+/// backticked names of the sentence that starts `Uses:` (none: `Uses:
+/// nothing of this crate.`); `None` when it says nothing.
+fn stated_uses(doc: &str) -> Option<BTreeSet<String>> {
+    let text: String = doc.lines().map(|l| l.trim_start_matches("//!").trim()).collect::<Vec<_>>().join(" ");
+    let at = text.find("Uses:")?;
+    let para = &text[at + "Uses:".len()..];
+    let para = &para[..para.find(". ").map_or(para.len(), |i| i + 1)];
+    // Only plain names count: a path (`llmgw_core::recipe`) is another crate's.
+    Some(
+        para.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|n| n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
 #[test]
-fn every_folder_says_what_lives_there_and_what_it_may_import() {
-    let mut silent = Vec::new();
-    for dir in folders(&sources()).into_iter().filter(|f| !f.is_empty()) {
-        let path = src().join(dir.join("/")).join("mod.rs");
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let doc: String = text.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
-        if doc.is_empty() || !doc.contains("import") {
-            silent.push(path.display().to_string());
+fn every_module_says_what_it_uses_of_its_crate_and_uses_nothing_else() {
+    // The top-level modules of each library crate (a file or a folder at
+    // src/), each with its sentence `Uses: `a`, `b`.` in its documentation,
+    // compared with the crate's modules its code names (tests left out).
+    let sources = sources();
+    let mut wrong = Vec::new();
+    for (krate, sources) in by_crate(&sources) {
+        if krate == "llmgw" {
+            continue; // the binary wires everything: nothing to say
+        }
+        let tops: BTreeSet<String> = sources.iter().filter_map(|s| s.module.first().cloned()).collect();
+        for top in &tops {
+            let Some(head) = sources.iter().find(|s| s.module == [top.clone()]) else { continue };
+            let mut used: BTreeSet<String> = BTreeSet::new();
+            for s in sources.iter().filter(|s| s.module.first() == Some(top)) {
+                for r in references(s) {
+                    if let Some(first) = r.first().filter(|f| *f != top && tops.contains(*f)) {
+                        used.insert(first.clone());
+                    }
+                }
+            }
+            match stated_uses(&head.doc) {
+                None => wrong.push(format!(
+                    "{}: its documentation has no `Uses:` sentence; it uses {:?}",
+                    head.path.display(),
+                    used
+                )),
+                Some(said) => {
+                    if said != used {
+                        let extra: Vec<_> = used.difference(&said).collect();
+                        let stale: Vec<_> = said.difference(&used).collect();
+                        wrong.push(format!(
+                            "{}: uses {extra:?} without saying so; says {stale:?} but does not use them",
+                            head.path.display()
+                        ));
+                    }
+                }
+            }
         }
     }
-    assert!(silent.is_empty(), "folders whose mod.rs does not say what lives there and what it may import: {silent:?}");
+    assert!(wrong.is_empty(), "modules whose `Uses:` sentence is not what their code uses:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_uses_sentence_is_read_as_its_names() {
+    let doc = "//! Pure.\n//!\n//! Uses: `host`, `recipe` (versions)\n//! and `system`. More text `x`.";
+    assert_eq!(stated_uses(doc), Some(["host", "recipe", "system"].map(String::from).into()));
+    assert_eq!(stated_uses("//! Uses: nothing of this crate."), Some(BTreeSet::new()));
+    assert_eq!(stated_uses("//! No rule here."), None);
 }

@@ -140,7 +140,7 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn plan_reads_a_saved_release_and_leaves_out_builds_whose_assets_it_lacks() {
-    let server = llmgw::sim::publisher::FakeServer::start(llmgw::sim::truth::embedded_catalog()).unwrap();
+    let server = llmgw_sim::publisher::FakeServer::start(llmgw_sim::truth::embedded_catalog()).unwrap();
     let url = format!("{}/repos/ggml-org/llama.cpp/releases/tags/b11459", server.base_url());
     let mut release: serde_json::Value =
         serde_json::from_slice(&super::http_client().get(url).send().unwrap().bytes().unwrap()).unwrap();

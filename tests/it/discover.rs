@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use assert_cmd::Command;
-use llmgw::discover::{self, Discovered, ReplayProbe};
-use llmgw::host::{Arch, Host, Libc, PackageFamily};
-use llmgw::sim::{default_wants, simulate};
+use llmgw_core::discover::{self, Discovered};
+use llmgw_model::host::{Arch, Host, Libc, PackageFamily};
+use llmgw_sim::{default_wants, simulate};
+use llmgw_system::probe::ReplayProbe;
 
 fn llmgw() -> Command {
     Command::cargo_bin("llmgw").unwrap()
@@ -306,7 +307,10 @@ impl discover::Probe for Static {
     fn list_dir(&mut self, p: &std::path::Path) -> Result<Option<Vec<String>>, discover::DiscoverError> {
         self.0.list_dir(p)
     }
-    fn run(&mut self, c: &llmgw::system::Cmd) -> Result<Option<llmgw::system::Output>, discover::DiscoverError> {
+    fn run(
+        &mut self,
+        c: &llmgw_core::system::Cmd,
+    ) -> Result<Option<llmgw_core::system::Output>, discover::DiscoverError> {
         self.0.run(c)
     }
     fn find_program(&mut self, n: &str) -> Result<Option<PathBuf>, discover::DiscoverError> {
@@ -353,6 +357,6 @@ fn a_static_llmgw_lists_gpus_with_nvidia_smi_and_says_why_once() {
     );
     // This build decides at compile time: a glibc build asks NVML, a musl build never does.
     use discover::Probe as _;
-    let real = discover::RealProbe::new();
+    let real = llmgw_system::probe::RealProbe::new();
     assert_eq!(real.nvml_unloadable(), cfg!(target_env = "musl").then_some(why));
 }

@@ -2,10 +2,10 @@
 //! would: proxies, the order of wants, packages and missing releases,
 //! machines without a package manager, GPUs only PTX serves, musl.
 
-use llmgw::converge::{Outcome, State};
-use llmgw::host::Host;
-use llmgw::recipe::Want;
-use llmgw::sim::{Simulation, simulate};
+use llmgw_core::converge::{Outcome, State};
+use llmgw_core::recipe::Want;
+use llmgw_model::host::Host;
+use llmgw_sim::{Simulation, simulate};
 
 fn wants(list: &[&str]) -> Vec<Want> {
     list.iter().map(|w| Want::parse(w).unwrap()).collect()

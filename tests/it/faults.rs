@@ -3,13 +3,13 @@
 //! with the reason when waiting is no use. Asserted: the state, the
 //! reason's words, the request count on the fake server, the clock.
 
-use llmgw::converge::State;
-use llmgw::recipe::Want;
-use llmgw::sim::Simulation;
-use llmgw::sim::machine::SIM_EPOCH;
-use llmgw::sim::truth::Catalog;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::truth::scenario::Scenario;
+use llmgw_core::converge::State;
+use llmgw_core::recipe::Want;
+use llmgw_sim::Simulation;
+use llmgw_sim::machine::SIM_EPOCH;
+use llmgw_sim::truth::Catalog;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::truth::scenario::Scenario;
 
 fn scenario(name: &str) -> Catalog {
     let path = super::host_path(&format!("../../mocks/scenarios/{name}.json"));
@@ -20,7 +20,7 @@ fn requests_to(sim: &Simulation, path_part: &str) -> usize {
     sim.server().requests().iter().filter(|(_, p)| p.contains(path_part)).count()
 }
 
-fn llama(catalog: &Catalog) -> (Simulation, llmgw::converge::Status) {
+fn llama(catalog: &Catalog) -> (Simulation, llmgw_core::converge::Status) {
     let mut sim = Simulation::with_catalog(super::host("v100.json"), catalog).unwrap();
     let s = sim.converge(&[Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
     (sim, s)
@@ -110,7 +110,7 @@ fn a_crash_before_any_change_is_recovered_by_the_next_convergence(
     #[case] want: &str,
     #[case] variant: &str,
 ) {
-    use llmgw::converge::Outcome;
+    use llmgw_core::converge::Outcome;
     let want = [Want::parse(want).unwrap()];
     let mut crashes = 0;
     for k in 1.. {

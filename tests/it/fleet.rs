@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use llmgw::host::{Host, Setting};
-use llmgw::recipe::Want;
-use llmgw::sim::matrix::fleet::{self, Plan, Row};
-use llmgw::sim::matrix::summary::{Document, Tally};
-use llmgw::sim::matrix::{self, Cell};
-use llmgw::sim::truth::embedded_catalog;
+use llmgw_core::recipe::Want;
+use llmgw_model::host::{Host, Setting};
+use llmgw_sim::matrix::fleet::{self, Plan, Row};
+use llmgw_sim::matrix::summary::{Document, Tally};
+use llmgw_sim::matrix::{self, Cell};
+use llmgw_sim::truth::embedded_catalog;
 use proptest::prelude::*;
 
 fn llmgw() -> assert_cmd::Command {

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use llmgw::archive::{unpack_tar_gz, unpack_wheel};
-use llmgw::host::Host;
+use llmgw_model::host::Host;
+use llmgw_system::unpack::{unpack_tar_gz, unpack_wheel};
 
 #[path = "../../fuzz/fuzz_targets/common.rs"]
 mod common;
@@ -50,13 +50,13 @@ fn input_files_and_wants_parse_or_fail_and_keep_their_promises() {
 #[test]
 fn ldd_and_list_devices_outputs_parse() {
     for (name, data) in inputs("ldd_output") {
-        let report = llmgw::parse::ldd::parse(&String::from_utf8_lossy(&data));
+        let report = llmgw_core::parse::ldd::parse(&String::from_utf8_lossy(&data));
         if report.is_clean() {
             assert!(report.missing_libraries.is_empty() && report.missing_versions.is_empty(), "{name}");
         }
     }
     for (name, data) in inputs("list_devices") {
-        for d in llmgw::parse::devices::parse(&String::from_utf8_lossy(&data)) {
+        for d in llmgw_core::parse::devices::parse(&String::from_utf8_lossy(&data)) {
             assert!(!d.name.is_empty(), "{name}: {d:?}");
         }
     }

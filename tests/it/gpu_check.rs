@@ -9,12 +9,12 @@
 //! the computation) is each build's clear reason, the next build is tried,
 //! and nothing is left half-installed.
 
-use llmgw::converge::{Check, Outcome, State, Status};
-use llmgw::host::{DottedVersion, DriverVersion, Host};
-use llmgw::recipe::{self, Want};
-use llmgw::sim::Simulation;
-use llmgw::sim::truth::scenario::Scenario;
-use llmgw::sim::truth::{Catalog, MachineFaults, ModelDamage, ProgramFault, embedded_catalog};
+use llmgw_core::converge::{Check, Outcome, State, Status};
+use llmgw_core::recipe::{self, Want};
+use llmgw_model::host::{DottedVersion, DriverVersion, Host};
+use llmgw_sim::Simulation;
+use llmgw_sim::truth::scenario::Scenario;
+use llmgw_sim::truth::{Catalog, MachineFaults, ModelDamage, ProgramFault, embedded_catalog};
 
 /// A host of `matrix/hosts/` moved to Ubuntu 24.04 (the CUDA builds of
 /// b11459 need glibc 2.38).
@@ -36,7 +36,7 @@ fn nothing_installed(sim: &Simulation) {
     assert!(installed.is_empty(), "installed: {installed:?}");
 }
 
-fn attempt<'a>(s: &'a Status, variant: &str) -> &'a llmgw::converge::Attempt {
+fn attempt<'a>(s: &'a Status, variant: &str) -> &'a llmgw_core::converge::Attempt {
     s.attempts.iter().find(|a| a.variant == variant).unwrap_or_else(|| panic!("no {variant} attempt: {:?}", s.attempts))
 }
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::truth::embedded_catalog;
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::truth::embedded_catalog;
 
 fn llmgw() -> Command {
     Command::cargo_bin("llmgw").unwrap()
@@ -257,9 +257,9 @@ fn a_publishers_download_url_that_cannot_be_fetched_is_refused_at_once() {
         "tag_name": "0.12.20",
         "assets": [{"name": "uv.tar.gz", "size": 1, "digest": null, "browser_download_url": "file:///etc/passwd"}]
     }));
-    let http = llmgw::system::http::Http::loopback(5, 5).unwrap();
-    let mut sys = llmgw::system::real::RealSystem::new(http, Box::new(llmgw::system::real::Silent));
-    let e = llmgw::release::fetch(&mut sys, &server.1, "astral-sh/uv", "0.12.20").unwrap_err().to_string();
+    let http = llmgw_system::http::Http::loopback(5, 5).unwrap();
+    let mut sys = llmgw_system::real::RealSystem::new(http, Box::new(llmgw_system::real::Silent));
+    let e = llmgw_core::release::fetch(&mut sys, &server.1, "astral-sh/uv", "0.12.20").unwrap_err().to_string();
     assert_eq!(
         e,
         "release `0.12.20` of astral-sh/uv: the answer is not a GitHub release: \
@@ -347,9 +347,9 @@ fn bundle_imports_are_all_or_nothing_and_stay_inside_the_mirror() {
 fn what_a_kill_left_is_removed_by_the_next_run() {
     let t = tempfile::tempdir().unwrap();
     let engines = t.path().join("engines");
-    let mut sim = llmgw::sim::Simulation::start(super::host("v100.json")).unwrap();
+    let mut sim = llmgw_sim::Simulation::start(super::host("v100.json")).unwrap();
     sim.set_engines_dir(engines.clone());
-    let want = [llmgw::recipe::Want::parse("uv@0.12.20").unwrap()];
+    let want = [llmgw_core::recipe::Want::parse("uv@0.12.20").unwrap()];
     sim.converge(&want);
     let left = engines.join("uv").join(".llmgw-tmp-Ab12Cd");
     std::fs::write(&left, "{").unwrap();

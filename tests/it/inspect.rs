@@ -11,9 +11,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use llmgw::archive::Limits;
-use llmgw::inspect::{EntryKind, FileReport, InspectError, inspect_path};
-use llmgw::sim::truth::stub::{Backend, ElfStub};
+use llmgw_core::archive::Limits;
+use llmgw_core::inspect::{EntryKind, FileReport, InspectError};
+use llmgw_sim::truth::stub::{Backend, ElfStub};
+use llmgw_system::walk::inspect_path;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cuda")
@@ -191,7 +192,7 @@ fn needed_soname_runpath_and_version_needs_match_readelf() {
 fn ggml_mix_sums_up_to_its_floors_kernels_and_drivers() {
     let i = inspect_path(&fixtures().join("ggml_mix.so"), Limits::default()).unwrap();
     let s = &i.summary;
-    let names = |t: &[llmgw::inspect::Target]| t.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
+    let names = |t: &[llmgw_core::inspect::Target]| t.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
     assert_eq!(names(&s.sass), "sm_86 sm_89 sm_120a sm_121a");
     assert_eq!(names(&s.ptx), "sm_75 sm_80 sm_90");
     assert_eq!((s.images, s.compressed, s.ptx_isa.clone()), (11, 3, vec![(9, 5)]));

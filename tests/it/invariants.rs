@@ -9,11 +9,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use llmgw::converge::{Outcome, State, Status};
-use llmgw::host::{ComputeCapability, Host};
-use llmgw::recipe::{self, Plan, Refusal, Want, compare_versions};
-use llmgw::report::Report;
-use llmgw::sim::{default_wants, simulate};
+use llmgw_core::converge::{Outcome, State, Status};
+use llmgw_core::recipe::{self, Plan, Refusal, Want, compare_versions};
+use llmgw_core::report::Report;
+use llmgw_model::host::{ComputeCapability, Host};
+use llmgw_sim::{default_wants, simulate};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};

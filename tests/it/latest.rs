@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use llmgw::converge::State;
-use llmgw::recipe::Want;
-use llmgw::sim::Simulation;
-use llmgw::sim::truth::scenario::Scenario;
-use llmgw::sim::truth::{Catalog, embedded_catalog};
+use llmgw_core::converge::State;
+use llmgw_core::recipe::Want;
+use llmgw_sim::Simulation;
+use llmgw_sim::truth::scenario::Scenario;
+use llmgw_sim::truth::{Catalog, embedded_catalog};
 use sha2::{Digest, Sha256};
 
 fn latest() -> Vec<Want> {
@@ -72,7 +72,7 @@ fn latest_of_uv_and_of_a_python_engine_name_the_version_they_resolved_to() {
         .flat_map(|i| &i.dists)
         .filter(|d| d.name == "vllm")
         .map(|d| d.version.clone())
-        .max_by(|a, b| llmgw::recipe::compare_versions(a, b))
+        .max_by(|a, b| llmgw_core::recipe::compare_versions(a, b))
         .unwrap();
     assert_eq!(r.engines[1].version, newest_vllm);
 }
@@ -84,8 +84,8 @@ fn an_offline_or_planned_latest_is_refused_in_words() {
         .offline("http://mirror.internal/llmgw", [("a.tar.gz".to_string(), "0".repeat(64))].into())
         .unwrap_err();
     assert!(e.contains("an offline want names its version"), "{e}");
-    let Err(llmgw::recipe::Refusal::Unsupported { reason, .. }) =
-        llmgw::recipe::plan(&latest()[0], &super::host("v100.json"))
+    let Err(llmgw_core::recipe::Refusal::Unsupported { reason, .. }) =
+        llmgw_core::recipe::plan(&latest()[0], &super::host("v100.json"))
     else {
         panic!("plan of latest")
     };
@@ -114,7 +114,7 @@ fn no_release_this_node_can_use_fails_naming_what_was_looked_at() {
 /// its record, and every file it lists with its sha256.
 fn whole(engines: &Path, id: &str) -> bool {
     let Ok(text) = std::fs::read(engines.join(format!("llama.cpp/{id}.json"))) else { return false };
-    let record: llmgw::converge::InstallRecord = serde_json::from_slice(&text).unwrap();
+    let record: llmgw_core::converge::InstallRecord = serde_json::from_slice(&text).unwrap();
     record.files.iter().all(|f| {
         std::fs::read(engines.join("llama.cpp").join(id).join(&f.path))
             .is_ok_and(|b| hex::encode(Sha256::digest(&b)) == f.sha256)

@@ -31,7 +31,7 @@ mod sidecar;
 
 use std::path::PathBuf;
 
-use llmgw::host::Host;
+use llmgw_model::host::Host;
 
 /// The path of a host file in `matrix/hosts/`.
 pub fn host_path(file: &str) -> PathBuf {
@@ -54,7 +54,7 @@ pub fn http_client() -> reqwest::blocking::Client {
 }
 
 /// The asset named `name` of any release of `catalog`, to change.
-pub fn asset_mut<'a>(catalog: &'a mut llmgw::sim::truth::Catalog, name: &str) -> &'a mut llmgw::sim::truth::Asset {
+pub fn asset_mut<'a>(catalog: &'a mut llmgw_sim::truth::Catalog, name: &str) -> &'a mut llmgw_sim::truth::Asset {
     catalog.releases.iter_mut().flat_map(|r| r.assets.iter_mut()).find(|a| a.name == name).unwrap()
 }
 

@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw::converge::{Outcome, State};
-use llmgw::recipe::Want;
-use llmgw::sim::Simulation;
-use llmgw::system::{Cmd, System};
+use llmgw_core::converge::{Outcome, State};
+use llmgw_core::recipe::Want;
+use llmgw_core::system::{Cmd, System};
+use llmgw_sim::Simulation;
 
 /// Ubuntu 24.04's `/usr/bin/python3.12` without `python3.12-dev`.
 const HOST: &str = "h100-ubuntu24.04-driver580.json";
@@ -101,15 +101,15 @@ fn a_changed_interpreter_fails_verification_and_is_installed_again() {
     assert_eq!(archive_requests(&sim), 2, "the interpreter was fetched again");
     let rec = record(&sim, "vllm/0.20.1-cu13.json");
     let listed = rec["python"]["files"].as_array().unwrap().iter().find(|f| f["path"] == "bin/python3.12").cloned();
-    let (_, sha) = llmgw::archive::sha256_reader(std::fs::File::open(&interpreter).unwrap()).unwrap();
+    let (_, sha) = llmgw_core::archive::sha256_reader(std::fs::File::open(&interpreter).unwrap()).unwrap();
     assert_eq!(listed.unwrap()["sha256"], sha, "the record verifies the interpreter as it is now");
 }
 
 /// Runs the GPU check of `env` (an environment's root) on the simulated machine.
-fn gpu_check(sim: &mut Simulation, env: &Path) -> llmgw::system::Output {
+fn gpu_check(sim: &mut Simulation, env: &Path) -> llmgw_core::system::Output {
     let script = env.join("check.py");
     let modules = ["vllm".to_string()];
-    std::fs::write(&script, llmgw::converge::torch_check_script(&modules)).unwrap();
+    std::fs::write(&script, llmgw_core::converge::torch_check_script(&modules)).unwrap();
     sim.system_mut().run(&Cmd::new(env.join("bin/python"), [script.display().to_string()])).unwrap()
 }
 

@@ -2,11 +2,11 @@
 //! a truth that differs from the recipe shows as drift, and what-if
 //! questions answer with only what changes.
 
-use llmgw::host::Host;
-use llmgw::sim::default_wants;
-use llmgw::sim::matrix::{self, Cell, ExpectedFile, Shard};
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::truth::scenario::Scenario;
+use llmgw_model::host::Host;
+use llmgw_sim::default_wants;
+use llmgw_sim::matrix::{self, Cell, ExpectedFile, Shard};
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::truth::scenario::Scenario;
 
 fn llmgw() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("llmgw").unwrap();
@@ -60,7 +60,7 @@ fn the_shards_json_together_is_byte_for_byte_the_whole_matrix() {
     files.sort();
     let names: Vec<&str> = files.iter().map(String::as_str).collect();
     let hosts = hosts(&names);
-    let wants = llmgw::sim::matrix_wants();
+    let wants = llmgw_sim::matrix_wants();
     let all = |shard| {
         let mut cells = matrix::run(&hosts, &wants, embedded_catalog(), shard, 2).unwrap();
         cells.extend(matrix::run_offline(&hosts, &wants, embedded_catalog(), shard).unwrap());
@@ -86,7 +86,7 @@ fn cuda_builds_without_ptx_show_as_drift_where_the_recipe_counted_on_ptx() {
         "b200-ubuntu24.04-driver580.json",
         "l4-smalldisk-ubuntu24.04-driver580.json",
     ]);
-    let wants = vec![llmgw::recipe::Want::parse("llama.cpp@b11459").unwrap()];
+    let wants = vec![llmgw_core::recipe::Want::parse("llama.cpp@b11459").unwrap()];
     let cells = matrix::run(&hosts, &wants, &catalog, None, 2).unwrap();
     for c in &cells {
         if c.host.starts_with("l4") {
@@ -123,7 +123,7 @@ fn a_changed_outcome_fails_the_check_in_every_format() {
     let table = run(&["--check"]);
     assert_eq!(table.status.code(), Some(1));
     let out = String::from_utf8(table.stdout).unwrap();
-    let wants = llmgw::sim::matrix_wants().len();
+    let wants = llmgw_sim::matrix_wants().len();
     let differ = format!("1 of {wants} cells differ");
     assert!(out.contains("ready cuda-12.8") && out.contains("ready vulkan") && out.contains(&differ), "{out}");
     let junit = String::from_utf8(run(&["--check", "--format", "junit"]).stdout).unwrap();

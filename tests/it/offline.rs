@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use llmgw::converge::State;
-use llmgw::offline::bundle::Manifest;
-use llmgw::recipe::Want;
-use llmgw::sim::Simulation;
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::truth::embedded_catalog;
+use llmgw_core::converge::State;
+use llmgw_core::recipe::Want;
+use llmgw_sim::Simulation;
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_system::offline::bundle::Manifest;
 use sha2::{Digest, Sha256};
 
 fn llmgw() -> Command {
@@ -64,7 +64,7 @@ fn create(publisher: &FakeServer, wants: &[&str], arches: &[&str], out: &Path) -
     let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "{stderr}");
     let printed = stdout.lines().find_map(|l| l.strip_prefix("manifest sha256: ")).expect(&stdout).to_string();
-    let beside = std::fs::read_to_string(llmgw::offline::bundle::sha256_file_of(out)).unwrap();
+    let beside = std::fs::read_to_string(llmgw_system::offline::bundle::sha256_file_of(out)).unwrap();
     assert_eq!(beside.trim(), printed, "the sha256 printed is the one written beside the bundle");
     printed
 }
@@ -411,16 +411,16 @@ fn simulate_takes_offline_wants_from_flags_and_from_a_wants_file() {
 
 #[test]
 fn the_matrix_offline_rows_show_the_same_variants_as_online() {
-    use llmgw::sim::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
+    use llmgw_sim::matrix::{ExpectedFile, OFFLINE_HOSTS, offline_id, run_offline};
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrix/expected.json")).unwrap();
     let golden = ExpectedFile::from_json(&text).unwrap();
     let by: BTreeMap<(&str, &str), _> = golden.cells.iter().map(|c| ((c.host.as_str(), c.want.as_str()), c)).collect();
-    let hosts: Vec<(String, llmgw::host::Host)> =
+    let hosts: Vec<(String, llmgw_model::host::Host)> =
         OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
-    let cells = run_offline(&hosts, &llmgw::sim::matrix_wants(), embedded_catalog(), None).unwrap();
-    let offline_wants = llmgw::sim::matrix_wants()
+    let cells = run_offline(&hosts, &llmgw_sim::matrix_wants(), embedded_catalog(), None).unwrap();
+    let offline_wants = llmgw_sim::matrix_wants()
         .iter()
-        .filter(|w| matches!(w.engine, llmgw::recipe::Engine::LlamaCpp | llmgw::recipe::Engine::Uv))
+        .filter(|w| matches!(w.engine, llmgw_core::recipe::Engine::LlamaCpp | llmgw_core::recipe::Engine::Uv))
         .count();
     assert!(offline_wants >= 2);
     assert_eq!(cells.len(), OFFLINE_HOSTS.len() * offline_wants, "the llama.cpp and uv wants on each host");
@@ -1091,7 +1091,7 @@ fn bad_llmgw_release_directories_are_refused_in_words_before_any_download() {
         assert_eq!(code, 2, "{err}");
         assert!(err.contains(&format!("--llmgw-dir `{}`: ", dir.display())) && err.contains(says), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(!out.exists() && !llmgw::offline::bundle::sha256_file_of(&out).exists());
+        assert!(!out.exists() && !llmgw_system::offline::bundle::sha256_file_of(&out).exists());
     };
     refused(&t.path().join("none"), "amd64", "No such file or directory");
 

@@ -1,9 +1,9 @@
 //! Every row of the outcome table of issue 2: each host file, simulated end
 //! to end, gives the state, variant and reason a user must see.
 
-use llmgw::converge::{Outcome, State, Status};
-use llmgw::recipe::Want;
-use llmgw::sim::simulate;
+use llmgw_core::converge::{Outcome, State, Status};
+use llmgw_core::recipe::Want;
+use llmgw_sim::simulate;
 use rstest::rstest;
 
 fn llama(file: &str) -> Status {

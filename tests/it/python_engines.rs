@@ -1,10 +1,10 @@
 //! vLLM and SGLang: Python environments made by uv, proven on the GPU.
 //! Every row of issue 3's outcome table, and the faults it must show.
 
-use llmgw::converge::{Outcome, State, Status};
-use llmgw::recipe::{self, Want};
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::{Simulation, simulate};
+use llmgw_core::converge::{Outcome, State, Status};
+use llmgw_core::recipe::{self, Want};
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::{Simulation, simulate};
 use rstest::rstest;
 
 fn one(file: &str, want: &str) -> Status {
@@ -153,9 +153,9 @@ fn a_torch_without_kernels_for_the_gpu_fails_the_gpu_check_and_the_next_build_is
         }
     }
     let host = super::host("t4-ubuntu22.04-driver535.json");
-    let host = llmgw::host::Host {
+    let host = llmgw_model::host::Host {
         nvidia: host.nvidia.map(|mut n| {
-            n.driver = llmgw::host::DriverVersion::parse("580.95.05").unwrap();
+            n.driver = llmgw_model::host::DriverVersion::parse("580.95.05").unwrap();
             n
         }),
         ..host
@@ -185,7 +185,7 @@ fn the_seeds_sglang_thresholds_fail_at_the_gpu_check(
     let seed_plan = recipe::plan(&want, &super::host(planned_on)).unwrap();
     let mut host = super::host(file);
     if let Some(n) = host.nvidia.as_mut() {
-        n.driver = llmgw::host::DriverVersion::parse(driver).unwrap();
+        n.driver = llmgw_model::host::DriverVersion::parse(driver).unwrap();
     }
     let mut sim = Simulation::start(host.clone()).unwrap();
     let s = sim.install_plan(&want, seed_plan).engines.remove(0);
@@ -240,7 +240,7 @@ fn a_version_that_does_not_exist_is_said_before_why_it_could_not_run(
 #[test]
 fn without_a_package_manager_a_missing_compiler_is_named() {
     let mut host = super::host("h100-ubuntu24.04-driver580.json");
-    host.os.package_family = llmgw::host::PackageFamily::None;
+    host.os.package_family = llmgw_model::host::PackageFamily::None;
     host.packages.installed.remove("gcc");
     let s = simulate(&host, &[Want::parse("vllm@0.20.1").unwrap()]).unwrap().engines.remove(0);
     assert_eq!(s.state, State::Failed, "{}", s.detail);

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::truth::{Catalog, File};
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::truth::{Catalog, File};
 
 #[path = "../support/built.rs"]
 mod built;
@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
 "#
     .replace("DECL", if call.is_empty() { "" } else { "int llmgw_probe(void);" })
     .replace("CALL", call)
-    .replace("SIZE", &llmgw::converge::TINY_MODEL.len().to_string())
+    .replace("SIZE", &llmgw_core::converge::TINY_MODEL.len().to_string())
 }
 
 /// Real programs for three builds: one that loads, one linked against a
@@ -609,7 +609,7 @@ fn a_simulated_build_on_a_real_machine_says_what_it_is() {
     v["os"]["package_family"] = "none".into();
     let host = dir.path().join("host.json");
     std::fs::write(&host, v.to_string()).unwrap();
-    let server = FakeServer::start(llmgw::sim::truth::embedded_catalog()).unwrap();
+    let server = FakeServer::start(llmgw_sim::truth::embedded_catalog()).unwrap();
     let engines = dir.path().join("engines");
     let (code, report) = provision(&server, &host, &engines, "llama.cpp@b10850");
     assert_eq!(code, 1);
@@ -667,8 +667,8 @@ fn a_real_cuda_library_without_kernels_for_the_gpu_is_refused_before_it_runs_in_
         .output()
         .unwrap();
     let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let stub: llmgw::sim::truth::stub::ElfStub = serde_json::from_value(inspected["files"][0]["elf"].clone()).unwrap();
-    let mut truth = llmgw::sim::truth::embedded_catalog().clone();
+    let stub: llmgw_sim::truth::stub::ElfStub = serde_json::from_value(inspected["files"][0]["elf"].clone()).unwrap();
+    let mut truth = llmgw_sim::truth::embedded_catalog().clone();
     let b10850 = truth.releases.iter_mut().find(|r| r.tag == "b10850").unwrap();
     let mut cuda_build = b10850.assets.iter().find(|a| a.name.contains("vulkan-x64")).unwrap().clone();
     cuda_build.name = "llama-b10850-bin-ubuntu-cuda-12.8-x64.tar.gz".into();
@@ -681,7 +681,8 @@ fn a_real_cuda_library_without_kernels_for_the_gpu_is_refused_before_it_runs_in_
     runtime.files[0].path = "README".into();
     b10850.assets.extend([cuda_build, runtime]);
     let mut sim =
-        llmgw::sim::Simulation::with_catalog(llmgw::host::Host::from_json(&v.to_string()).unwrap(), &truth).unwrap();
-    let simulated = sim.converge(&[llmgw::recipe::Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
+        llmgw_sim::Simulation::with_catalog(llmgw_model::host::Host::from_json(&v.to_string()).unwrap(), &truth)
+            .unwrap();
+    let simulated = sim.converge(&[llmgw_core::recipe::Want::parse("llama.cpp@b10850").unwrap()]).engines.remove(0);
     assert_eq!(simulated.attempts[0].reason, words, "the simulation and the real node say the same");
 }

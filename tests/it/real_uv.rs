@@ -3,7 +3,7 @@
 //! build the recipe has for that version (PyPI's, and the release wheel
 //! with PyTorch's cu129 index) is resolved by both uvs against the fake
 //! publisher's indexes, with the same `pyproject.toml` the installer writes
-//! (`llmgw::converge::uv_project`), the host's platform as
+//! (`llmgw_core::converge::uv_project`), the host's platform as
 //! `--python-platform` and the build's Python as `--python-version`: `uv pip
 //! compile … --format pylock.toml`. They must agree on whether it resolves
 //! and, when it does, on the wheel of every project.
@@ -18,16 +18,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use llmgw::converge::{Config, uv_project};
-use llmgw::host::{Arch, ComputeCapability, DriverVersion, Gpu, Host, Libc, Nvidia};
-use llmgw::recipe::{self, Build, Engine, Source, UV_VERSION, Want};
-use llmgw::sim::machine::uv as sim_uv;
-use llmgw::sim::publisher::FakeServer;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::truth::wheel_name::{WheelName, manylinux};
-use llmgw::system::Effects;
-use llmgw::system::files::Files;
-use llmgw::system::http::Http;
+use llmgw_core::converge::{Config, uv_project};
+use llmgw_core::recipe::{self, Build, Engine, Source, UV_VERSION, Want};
+use llmgw_model::host::{Arch, ComputeCapability, DriverVersion, Gpu, Host, Libc, Nvidia};
+use llmgw_sim::machine::uv as sim_uv;
+use llmgw_sim::publisher::FakeServer;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::truth::wheel_name::{WheelName, manylinux};
+use llmgw_system::Local;
+use llmgw_system::files::Files;
+use llmgw_system::http::Http;
 
 /// The variable naming the real uv.
 const REAL_UV: &str = "LLMGW_REAL_UV";
@@ -172,9 +172,9 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
         not_a_build: None,
     };
     let http = Http::loopback(5, 60).unwrap();
-    let effects = Effects { http: http.clone(), files: Files::scratch() };
+    let effects = Local { http: http.clone(), files: Files::scratch() };
     let wants: Vec<Want> =
-        llmgw::sim::default_wants().into_iter().filter(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang)).collect();
+        llmgw_sim::default_wants().into_iter().filter(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang)).collect();
     let hosts_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&hosts_dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();

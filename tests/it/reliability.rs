@@ -12,14 +12,14 @@
 
 use std::path::{Path, PathBuf};
 
-use llmgw::converge::State;
-use llmgw::converge::record::InstallRecord;
-use llmgw::recipe::Want;
-use llmgw::report::Report;
-use llmgw::sim::truth::Catalog;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::sim::truth::scenario::Scenario;
-use llmgw::sim::{Simulation, default_wants};
+use llmgw_core::converge::State;
+use llmgw_core::converge::record::InstallRecord;
+use llmgw_core::recipe::Want;
+use llmgw_core::report::Report;
+use llmgw_sim::truth::Catalog;
+use llmgw_sim::truth::embedded_catalog;
+use llmgw_sim::truth::scenario::Scenario;
+use llmgw_sim::{Simulation, default_wants};
 
 const HOSTS: &[&str] = &["v100.json", "h100-ubuntu24.04-driver580.json", "nogpu-debian12.json"];
 
@@ -47,7 +47,7 @@ fn violations(sim: &Simulation, report: &Report) -> Vec<String> {
         for f in &record.files {
             let path = dir.join(&f.path);
             match std::fs::read(&path) {
-                Ok(bytes) if llmgw::archive::sha256_reader(&bytes[..]).unwrap().1 == f.sha256 => {}
+                Ok(bytes) if llmgw_core::archive::sha256_reader(&bytes[..]).unwrap().1 == f.sha256 => {}
                 Ok(_) => wrong.push(format!("{}: ready, but {} does not match its sha256", s.want, f.path)),
                 Err(_) if std::fs::symlink_metadata(&path).is_ok() => {}
                 Err(_) => wrong.push(format!("{}: ready, but {} is missing", s.want, f.path)),
@@ -56,7 +56,7 @@ fn violations(sim: &Simulation, report: &Report) -> Vec<String> {
         // A Python environment's interpreter, under the engines directory.
         for f in record.python.iter().flat_map(|p| p.files.iter().map(move |f| (engines.join(&p.dir), f))) {
             match std::fs::read(f.0.join(&f.1.path)) {
-                Ok(bytes) if llmgw::archive::sha256_reader(&bytes[..]).unwrap().1 == f.1.sha256 => {}
+                Ok(bytes) if llmgw_core::archive::sha256_reader(&bytes[..]).unwrap().1 == f.1.sha256 => {}
                 _ => wrong.push(format!("{}: ready, but its Python's {} is not as recorded", s.want, f.1.path)),
             }
         }
@@ -80,7 +80,7 @@ fn half_installed(engines: &Path) -> Vec<String> {
         wrong.push(format!("staging left: {}", leftover.display()));
     }
     // uv's managed Pythons: each whole, nothing left half-unpacked in uv's `.temp`.
-    let pythons = engines.join(llmgw::converge::PYTHON_DIR);
+    let pythons = engines.join(llmgw_core::converge::PYTHON_DIR);
     for python in list(&pythons).into_iter().filter(|p| p.is_dir()) {
         let whole = python.ends_with(".temp") && list(&python).is_empty() || python.join("bin/python3.12").is_file();
         if !whole {
@@ -242,6 +242,9 @@ fn reliability_report() {
 fn every_scenario_file_is_embedded_by_its_name() {
     let on_disk: Vec<String> = scenarios().into_iter().map(|(name, _)| name).collect();
     let embedded: Vec<String> =
-        llmgw::sim::truth::embedded::SCENARIOS.iter().map(|(name, _)| name.to_string()).collect();
-    assert_eq!(on_disk, embedded, "add each file of mocks/scenarios/ to SCENARIOS (src/sim/truth/embedded.rs)");
+        llmgw_sim::truth::embedded::SCENARIOS.iter().map(|(name, _)| name.to_string()).collect();
+    assert_eq!(
+        on_disk, embedded,
+        "add each file of mocks/scenarios/ to SCENARIOS (crates/llmgw-sim/src/truth/embedded.rs)"
+    );
 }

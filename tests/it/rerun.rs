@@ -1,9 +1,9 @@
 //! A second convergence finds the install and downloads nothing; a broken
 //! install is found and replaced.
 
-use llmgw::converge::{Outcome, State};
-use llmgw::recipe::Want;
-use llmgw::sim::{Simulation, default_wants};
+use llmgw_core::converge::{Outcome, State};
+use llmgw_core::recipe::Want;
+use llmgw_sim::{Simulation, default_wants};
 
 #[test]
 fn a_second_convergence_downloads_nothing() {

@@ -86,7 +86,7 @@ fn v100_with(change: impl Fn(&mut serde_json::Value)) -> String {
 fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Value), #[case] accepted: bool) {
     let schema = compiled("host");
     let text = v100_with(change);
-    let parsed = llmgw::host::Host::from_json(&text);
+    let parsed = llmgw_model::host::Host::from_json(&text);
     assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
     assert_eq!(valid(&schema, &text), accepted, "the schema on {text}");
 }
@@ -112,7 +112,7 @@ fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Valu
 #[case::checksum_of_a_path(r#"{"wants": [{"engine": "uv", "version": "0.13.9", "offline_base": "http://m/llmgw", "offline_sha256": {"../uv.tar.gz": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}]}"#, false)]
 fn the_wants_schema_and_the_parser_agree(#[case] text: &str, #[case] accepted: bool) {
     let schema = compiled("wants");
-    let parsed = llmgw::recipe::WantsFile::from_json(text);
+    let parsed = llmgw_core::recipe::WantsFile::from_json(text);
     assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
     assert_eq!(valid(&schema, text), accepted, "the schema on {text}");
 }
@@ -158,11 +158,11 @@ const VULKAN: &str = r#""asset": "llama-b10850-bin-ubuntu-vulkan-x64.tar.gz""#;
 #[case::backend_unknown_kind(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "a", "path": "p", "backend": {"kind": "metal"}}]}"#.to_string(), false)]
 #[case::cuda_without_toolkit(r#"{"description": "x", "truth": [{"release": "ggml-org/llama.cpp@b10850", "asset": "a", "path": "p", "backend": {"kind": "cuda", "sass": [], "ptx": [], "compressed": false}}]}"#.to_string(), false)]
 fn the_scenario_schema_and_the_parser_agree(#[case] text: String, #[case] accepted: bool) {
-    use llmgw::sim::truth::scenario::Scenario;
+    use llmgw_sim::truth::scenario::Scenario;
     let schema = compiled("scenario");
     let parsed = Scenario::from_json(&text)
         .map_err(|e| e.to_string())
-        .and_then(|s| s.apply(llmgw::sim::truth::embedded_catalog()).map(drop));
+        .and_then(|s| s.apply(llmgw_sim::truth::embedded_catalog()).map(drop));
     assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
     assert_eq!(valid(&schema, &text), accepted, "the schema on {text}");
 }

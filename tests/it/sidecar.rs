@@ -5,11 +5,11 @@
 //! asset and what is wrong; with neither, the asset is refused unverified.
 //! Scenarios `mocks/scenarios/uv-*sidecar*.json` and `uv-no-digest-no-sidecar`.
 
-use llmgw::converge::{State, Status};
-use llmgw::recipe::Want;
-use llmgw::sim::Simulation;
-use llmgw::sim::truth::scenario::Scenario;
-use llmgw::sim::truth::{Catalog, embedded_catalog};
+use llmgw_core::converge::{State, Status};
+use llmgw_core::recipe::Want;
+use llmgw_sim::Simulation;
+use llmgw_sim::truth::scenario::Scenario;
+use llmgw_sim::truth::{Catalog, embedded_catalog};
 
 const UV: &str = "uv-x86_64-unknown-linux-gnu.tar.gz";
 
@@ -31,7 +31,7 @@ fn uv(catalog: &Catalog) -> (Simulation, Status) {
 
 /// GETs `url` from the fake server: the body.
 fn get(url: &str) -> Vec<u8> {
-    let http = llmgw::system::http::Http::loopback(10, 60).unwrap();
+    let http = llmgw_system::http::Http::loopback(10, 60).unwrap();
     let resp = http.http_get(url, "*/*").unwrap();
     assert_eq!(resp.status, 200, "{url}");
     resp.body
@@ -174,7 +174,7 @@ fn a_scenario_digest_patch_naming_nothing_or_both_is_refused_with_where() {
 #[test]
 fn a_bundle_takes_the_sidecars_digest_too_and_refuses_uv_with_neither() {
     let bundle = |catalog: &Catalog| {
-        let publisher = llmgw::sim::publisher::FakeServer::start(catalog).unwrap();
+        let publisher = llmgw_sim::publisher::FakeServer::start(catalog).unwrap();
         let t = tempfile::tempdir().unwrap();
         let out = t.path().join("b.tar");
         let api = publisher.base_url();

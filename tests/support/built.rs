@@ -1,7 +1,7 @@
 //! A llama.cpp b10850 release of real programs built by a test (`cc`,
 //! `nvcc`), for the real path: shared by `tests/it/real.rs` and `tests/gpu.rs`.
 
-use llmgw::sim::truth::{Asset, Catalog, File, Release};
+use llmgw_sim::truth::{Asset, Catalog, File, Release};
 
 /// A file of real bytes (mode 0755) at `path` under the archive's top directory.
 pub fn raw(path: &str, bytes: &[u8]) -> File {

@@ -18,14 +18,14 @@ mod report;
 
 use std::path::PathBuf;
 
-use llmgw::host::Host;
-use llmgw::report::{EXIT_BAD_INPUT, EXIT_FAULT, EXIT_OK};
-use llmgw::sim::matrix::fleet::{self, FleetError, Row};
-use llmgw::sim::matrix::summary::{self, Bad, Document, LeftOuts, Tally};
-use llmgw::sim::matrix::{self, Cell, Checker, ExpectedFile, Shard, embedded};
-use llmgw::sim::matrix_wants;
-use llmgw::sim::truth::embedded_catalog;
-use llmgw::text;
+use llmgw_core::report::{EXIT_BAD_INPUT, EXIT_FAULT, EXIT_OK};
+use llmgw_model::host::Host;
+use llmgw_model::text;
+use llmgw_sim::matrix::fleet::{self, FleetError, Row};
+use llmgw_sim::matrix::summary::{self, Bad, Document, LeftOuts, Tally};
+use llmgw_sim::matrix::{self, Cell, Checker, ExpectedFile, Shard, embedded};
+use llmgw_sim::matrix_wants;
+use llmgw_sim::truth::embedded_catalog;
 
 use super::input::{self, Failure, Listed};
 use super::output::{self, Stopped, Stream};

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use comfy_table::{Table, presets};
-use llmgw::sim::matrix::summary::Document;
-use llmgw::sim::matrix::{Cell, Difference};
-use llmgw::text;
+use llmgw_model::text;
+use llmgw_sim::matrix::summary::Document;
+use llmgw_sim::matrix::{Cell, Difference};
 
 /// The cell's text in a table: the variant when ready (and the version
 /// when it is not the one asked for), else the state; for an
@@ -22,7 +22,7 @@ use llmgw::text;
 /// 0.5.23)`); `!` marks drift.
 pub fn cell_text(c: &Cell) -> String {
     let s = &c.status;
-    let ready = s.state == llmgw::converge::State::Ready;
+    let ready = s.state == llmgw_core::converge::State::Ready;
     let mut t = match (&s.variant, ready) {
         (Some(v), true) => {
             let asked = c.want.split(['@', ':']).nth(1).unwrap_or_default();

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use comfy_table::{Table, presets};
-use llmgw::sim::matrix::summary::{Document, Summary};
-use llmgw::text;
+use llmgw_model::text;
+use llmgw_sim::matrix::summary::{Document, Summary};
 
 use super::super::input::{self, Failure};
 
@@ -85,7 +85,7 @@ pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<(String, Document)>, Failur
         .map(|p| {
             let text = input::read(input::REPORT, p)?;
             let objects = ["summary", "summary.wants[*]", "cells[*]", "cells[*].status", "left_out[*]", "bad[*]"];
-            let doc: Document = llmgw::strict_json::parse(&text, &objects)
+            let doc: Document = llmgw_model::strict_json::parse(&text, &objects)
                 .map_err(|e| Failure::BadInput(format!("report file `{}`: {e}", p.display())))?;
             Ok((p.display().to_string(), doc))
         })

@@ -1,0 +1,545 @@
+//! Engines, versions and wants: what a node is asked to have, parsed from
+//! `ENGINE@VERSION[:VARIANT]` or from a wants file.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An engine the installer knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Engine {
+    /// llama.cpp's `llama-server`, from GitHub release archives.
+    LlamaCpp,
+    /// vLLM, a Python environment installed by uv.
+    Vllm,
+    /// SGLang, a Python environment installed by uv.
+    Sglang,
+    /// uv itself, a GitHub release archive; a tool for the Python engines.
+    Uv,
+}
+
+impl Engine {
+    /// Every engine, in the order reports list them.
+    pub const ALL: [Engine; 4] = [Engine::LlamaCpp, Engine::Vllm, Engine::Sglang, Engine::Uv];
+
+    /// The engine's name in wants and reports: `llama.cpp`, `vllm`, `sglang`, `uv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::LlamaCpp => "llama.cpp",
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::Uv => "uv",
+        }
+    }
+
+    /// Parses an engine name; `llamacpp` and `llama-cpp` are taken for `llama.cpp`.
+    ///
+    /// # Errors
+    /// A sentence naming the unknown engine and listing the known ones.
+    pub fn parse(s: &str) -> Result<Engine, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "llama.cpp" | "llamacpp" | "llama-cpp" => Ok(Engine::LlamaCpp),
+            "vllm" => Ok(Engine::Vllm),
+            "sglang" => Ok(Engine::Sglang),
+            "uv" => Ok(Engine::Uv),
+            _ => Err(format!("unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv")),
+        }
+    }
+
+    /// Whether `version` is written as this engine's publisher tags versions:
+    /// `b<N>` for llama.cpp, dotted numbers (with an optional PEP 440
+    /// suffix like `.post1`) for the others; or [`LATEST`].
+    ///
+    /// # Errors
+    /// A sentence saying what form was expected.
+    pub fn check_version(self, version: &str) -> Result<(), String> {
+        if version == LATEST {
+            return Ok(());
+        }
+        if version.len() > MAX_VERSION_BYTES {
+            let start: String = version.chars().take(16).collect();
+            return Err(format!(
+                "version `{}…` of {self} is {} bytes long; versions are at most {MAX_VERSION_BYTES}",
+                llmgw_model::text::for_terminal(&start),
+                version.len()
+            ));
+        }
+        if let Some(c) = version.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '.')) {
+            return Err(format!(
+                "version `{}` of {self} holds `{}`; versions are letters, digits and dots",
+                llmgw_model::text::for_terminal(version),
+                llmgw_model::text::for_terminal(c.encode_utf8(&mut [0; 4]))
+            ));
+        }
+        let ok = match self {
+            Engine::LlamaCpp => {
+                version.len() > 1 && version.starts_with('b') && version[1..].bytes().all(|c| c.is_ascii_digit())
+            }
+            _ => pep440_release(version),
+        };
+        if ok {
+            return Ok(());
+        }
+        let mut why = match self {
+            Engine::LlamaCpp => format!("version `{version}` of llama.cpp is not a build tag like b10850"),
+            e => format!("version `{version}` of {e} is not a dotted version like 0.20.1 (no leading v)"),
+        };
+        if version.eq_ignore_ascii_case(LATEST) {
+            why.push_str(&format!(", nor `{LATEST}` (in lower case)"));
+        }
+        Err(why)
+    }
+}
+
+/// The version a want names to mean "the newest this node can use",
+/// resolved against the publisher on every pass: `llama.cpp@latest`.
+pub const LATEST: &str = "latest";
+
+/// The longest version a want may name, in bytes: real ones are a dozen
+/// (`0.5.5.post1`, `b11459`); a long one would become a file name too long.
+pub const MAX_VERSION_BYTES: usize = 64;
+
+/// Whether `v` is a version as the Python publishers tag them: a PEP 440
+/// version (checked by `pep440_rs`) of at least two dotted numbers, without
+/// a leading `v`, an epoch or a local label: `0.20.1`, `0.5.5.post1`, `0.21.0rc1`.
+fn pep440_release(v: &str) -> bool {
+    use std::str::FromStr;
+    v.bytes().next().is_some_and(|c| c.is_ascii_digit())
+        && !v.contains(['+', '!'])
+        && v.split('.').take(2).count() == 2
+        && v.split('.').nth(1).is_some_and(|p| p.bytes().next().is_some_and(|c| c.is_ascii_digit()))
+        && pep440_rs::Version::from_str(v).is_ok()
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Engine {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl schemars::JsonSchema for Engine {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Engine".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The engine (`llamacpp` and `llama-cpp` are taken for `llama.cpp`; the parser also takes any case)",
+            "enum": ["llama.cpp", "llamacpp", "llama-cpp", "vllm", "sglang", "uv"]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Engine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Engine::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One engine at one version, optionally one variant, that a node is asked to have.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Want {
+    /// The engine.
+    pub engine: Engine,
+    /// The version as its publisher tags it: `b10850`, `0.12.20`.
+    pub version: String,
+    /// A variant chosen for the node (`vulkan`, `cuda-12.8`); absent leaves
+    /// the choice to the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// An offline site's mirror, from which alone this want installs:
+    /// `http://mirror.internal/llmgw` (its layout: `release::mirror`). With
+    /// it the publisher is never contacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline_base: Option<String>,
+    /// With `offline_base`: asset name -> sha256 (64 hex digits), the
+    /// checksums the control plane holds. The only ones an offline install
+    /// trusts: an asset not named here is refused before it is downloaded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub offline_sha256: BTreeMap<String, String>,
+}
+
+impl Want {
+    /// Parses `ENGINE@VERSION[:VARIANT]`: `llama.cpp@b10850`, `llama.cpp@b10850:vulkan`.
+    ///
+    /// # Errors
+    /// A sentence naming the part that is wrong: the form, the engine, the
+    /// version, or a variant the engine never publishes.
+    pub fn parse(s: &str) -> Result<Want, String> {
+        let (engine, rest) = s
+            .split_once('@')
+            .ok_or_else(|| format!("want `{s}` is not ENGINE@VERSION[:VARIANT] (like llama.cpp@b10850)"))?;
+        let (version, variant) = match rest.split_once(':') {
+            Some((v, var)) => (v, Some(var.to_string())),
+            None => (rest, None),
+        };
+        let want = Want { variant, ..Want::new(Engine::parse(engine)?, version) };
+        want.validate()?;
+        Ok(want)
+    }
+
+    /// A want of `engine` at `version`, the variant left to the machine, online.
+    pub fn new(engine: Engine, version: &str) -> Want {
+        Want {
+            engine,
+            version: version.to_string(),
+            variant: None,
+            offline_base: None,
+            offline_sha256: BTreeMap::new(),
+        }
+    }
+
+    /// Whether the want asks for the newest version ([`LATEST`]).
+    pub fn is_latest(&self) -> bool {
+        self.version == LATEST
+    }
+
+    /// The same want at `version`: what a `latest` want resolved to.
+    pub fn at(&self, version: &str) -> Want {
+        Want { version: version.to_string(), ..self.clone() }
+    }
+
+    /// This want served from an offline mirror at `base`, checked against
+    /// `sha256` (asset name -> hex digest) only.
+    ///
+    /// # Errors
+    /// As [`Want::validate`].
+    pub fn offline(mut self, base: &str, sha256: BTreeMap<String, String>) -> Result<Want, String> {
+        self.offline_base = Some(base.to_string());
+        self.offline_sha256 = sha256;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Checks the version's form, that the variant is one the engine
+    /// publishes, and the offline fields: `offline_base` an `http://` or
+    /// `https://` URL, every `offline_sha256` value 64 hex digits, and no
+    /// checksums without a mirror.
+    ///
+    /// # Errors
+    /// As [`Want::parse`]; for the offline fields a sentence beginning with
+    /// the field's name (`offline_sha256.<asset>: …`).
+    pub fn validate(&self) -> Result<(), String> {
+        self.engine.check_version(&self.version)?;
+        if let Some(v) = &self.variant
+            && !super::is_variant(self.engine, v)
+        {
+            return Err(format!(
+                "{} has no variant `{}`; its variants are {}",
+                self.engine,
+                llmgw_model::text::for_terminal(v),
+                super::variants_in_words(self.engine)
+            ));
+        }
+        match &self.offline_base {
+            Some(_) if self.is_latest() => {
+                return Err(format!(
+                    "version: an offline want names its version; `{LATEST}` is resolved against the publisher's \
+                     release list, which an offline mirror does not carry"
+                ));
+            }
+            Some(base) => {
+                check_http_url(base).map_err(|e| format!("offline_base: `{base}` {e}"))?;
+                if self.offline_sha256.is_empty() {
+                    return Err("offline_sha256: names no checksum; an offline want needs the control plane's \
+                                checksums of its assets beside offline_base"
+                        .into());
+                }
+            }
+            None if !self.offline_sha256.is_empty() => {
+                return Err("offline_sha256: checksums are given without offline_base, the mirror they are for".into());
+            }
+            None => {}
+        }
+        for (name, hex) in &self.offline_sha256 {
+            if !plain_name(name) {
+                return Err(format!("offline_sha256: `{name}` is not an asset's file name"));
+            }
+            if !is_sha256_hex(hex) {
+                return Err(format!("offline_sha256.{name}: `{hex}` is not a sha256 (64 hex digits)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `name` is a plain file name, as an asset's is: not empty, not
+/// `.` or `..`, no separator and no NUL.
+pub fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
+}
+
+/// Whether `hex` is a sha256 digest: 64 hex digits (either case).
+pub fn is_sha256_hex(hex: &str) -> bool {
+    hex.len() == 64 && hex.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Checks that `url` is an `http://` or `https://` URL (the scheme in any
+/// case) with a host, and no query string, fragment or white space: a base
+/// that paths are appended to (a mirror, an API).
+///
+/// # Errors
+/// A sentence saying what is wrong, to follow the URL: "has no host".
+pub fn check_http_url(url: &str) -> Result<(), String> {
+    let Some((scheme, _)) = url.split_once("://") else {
+        return Err("is not an http:// or https:// URL".into());
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!("has the scheme `{scheme}`; only http:// and https:// are supported"));
+    }
+    if url.contains(char::is_whitespace) {
+        return Err("contains white space".into());
+    }
+    // Parsed whole, as the HTTP client will: a bad port, an unclosed
+    // bracket or a bad escape is refused here, not after five retries.
+    let parsed = url::Url::parse(url).map_err(|e| match e {
+        url::ParseError::EmptyHost => "has no host".to_string(),
+        e => format!("is not a valid URL: {e}"),
+    })?;
+    if parsed.query().is_some() || url.contains('?') {
+        return Err("has a query string, which is not supported: asset paths are appended to the URL".into());
+    }
+    if parsed.fragment().is_some() || url.contains('#') {
+        return Err("has a fragment (#), which is not supported: asset paths are appended to the URL".into());
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err("has no host".into());
+    }
+    Ok(())
+}
+
+impl fmt::Display for Want {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.engine, self.version)?;
+        if let Some(v) = &self.variant {
+            write!(f, ":{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares two versions by PEP 440 (`0.9` before `0.20`, `0.21.0rc1`
+/// before `0.21.0` before `0.21.0.post1`; a leading `v` is ignored), with
+/// the `pep440_rs` crate. Two texts that are not PEP 440 versions compare
+/// by their dotted numbers.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    use std::str::FromStr;
+    match (pep440_rs::Version::from_str(a), pep440_rs::Version::from_str(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        _ => {
+            let nums = |s: &str| -> Vec<u64> {
+                s.trim_start_matches('v')
+                    .split('.')
+                    .map(|p| p.chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap_or(0))
+                    .collect()
+            };
+            nums(a).cmp(&nums(b))
+        }
+    }
+}
+
+/// A wants file: `{"wants": [{"engine": "llama.cpp", "version": "b10850"}, …]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WantsFile {
+    /// The wants, in the order they are converged.
+    pub wants: Vec<Want>,
+}
+
+/// The first want that repeats an earlier one — the same engine, version,
+/// variant (`llamacpp` is `llama.cpp`) and offline mirror (a want online and
+/// the same from a mirror are two) — as `(earlier, later)`
+/// indexes: a node converges a want once, and a report or a matrix with two
+/// of it would disagree with itself.
+pub fn first_repeat(wants: &[Want]) -> Option<(usize, usize)> {
+    wants.iter().enumerate().find_map(|(j, w)| {
+        wants[..j]
+            .iter()
+            .position(|v| {
+                v.engine == w.engine
+                    && v.version == w.version
+                    && v.variant == w.variant
+                    && v.offline_base == w.offline_base
+            })
+            .map(|i| (i, j))
+    })
+}
+
+/// The JSON Schema (draft 2020-12) of a wants file, generated from
+/// [`WantsFile`] itself (`llmgw schema wants`). Versions and variants are
+/// checked against each engine by the parser alone (`WantsFile::from_json`).
+pub fn wants_json_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(WantsFile).to_value();
+    schema["$id"] = "https://github.com/llmgw/llmgw/schema/wants.json".into();
+    // A want given twice is refused (`first_repeat`); the schema sees the exact repeats.
+    schema["properties"]["wants"]["uniqueItems"] = true.into();
+    // What `from_json` and `Want::validate` check beyond the types, said in the schema's terms.
+    schema["properties"]["wants"]["minItems"] = 1.into();
+    let want = &mut schema["$defs"]["Want"];
+    let sha256 = &mut want["properties"]["offline_sha256"];
+    sha256["additionalProperties"]["pattern"] = "^[0-9a-fA-F]{64}$".into();
+    sha256["propertyNames"] = serde_json::json!({"pattern": r"^[^/\\\x00]+$", "not": {"enum": [".", ".."]}});
+    // A mirror needs the checksums of its assets, and checksums need their mirror.
+    let given =
+        |field: &str, then: serde_json::Value| serde_json::json!({"required": [field], "properties": {field: then}});
+    want["allOf"] = serde_json::json!([
+        {"if": given("offline_base", serde_json::json!({"type": "string"})),
+         "then": given("offline_sha256", serde_json::json!({"minProperties": 1}))},
+        {"if": given("offline_sha256", serde_json::json!({"minProperties": 1})),
+         "then": given("offline_base", serde_json::json!({"type": "string"}))},
+    ]);
+    schema
+}
+
+impl WantsFile {
+    /// Parses and validates a wants file.
+    ///
+    /// # Errors
+    /// A sentence beginning with the JSON path of the problem
+    /// (`wants[1].version: …`).
+    pub fn from_json(text: &str) -> Result<WantsFile, String> {
+        let file: WantsFile = llmgw_model::strict_json::parse(text, &["wants[*]"]).map_err(|e| e.to_string())?;
+        if file.wants.is_empty() {
+            return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
+        }
+        for (i, w) in file.wants.iter().enumerate() {
+            w.validate().map_err(|e| {
+                // A field's own message already names it: `wants[0].offline_base: …`.
+                let sep = if e.starts_with("offline_") { "." } else { ": " };
+                format!("wants[{i}]{sep}{e}")
+            })?;
+        }
+        if let Some((i, j)) = first_repeat(&file.wants) {
+            return Err(format!("wants[{j}]: {} is wants[{i}] again; give each want once", file.wants[j]));
+        }
+        Ok(file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("llama.cpp@b10850", Engine::LlamaCpp, "b10850", None)]
+    #[case("llamacpp@b10850:vulkan", Engine::LlamaCpp, "b10850", Some("vulkan"))]
+    #[case("uv@0.12.20", Engine::Uv, "0.12.20", None)]
+    #[case("llama.cpp@latest:vulkan", Engine::LlamaCpp, "latest", Some("vulkan"))]
+    #[case("sglang@latest", Engine::Sglang, "latest", None)]
+    fn parses_wants(#[case] s: &str, #[case] e: Engine, #[case] v: &str, #[case] var: Option<&str>) {
+        let w = Want::parse(s).unwrap();
+        assert_eq!((w.engine, w.version.as_str(), w.variant.as_deref()), (e, v, var));
+    }
+
+    #[rstest]
+    #[case("llama.cpp", "not ENGINE@VERSION")]
+    #[case("ollama@0.1", "unknown engine `ollama`")]
+    #[case("llama.cpp@10850", "not a build tag")]
+    #[case("uv@v0.12.20", "no leading v")]
+    #[case("uv@Latest", "not a dotted version")]
+    #[case("uv@0.1abc", "not a dotted version")]
+    #[case("uv@0.1....", "not a dotted version")]
+    #[case("uv@1", "not a dotted version")]
+    #[case("llama.cpp@b10850:rocm", "has no variant `rocm`")]
+    #[case("uv@0.12.20\n", "version `0.12.20\\u{000a}` of uv holds `\\u{000a}`; versions are letters, digits and dots")]
+    #[case("uv@ 0.12.20", "holds ` `")]
+    #[case("vllm@0.20.1\u{202e}", "holds `\\u{202e}`")]
+    fn refuses_bad_wants(#[case] s: &str, #[case] says: &str) {
+        let e = Want::parse(s).unwrap_err();
+        assert!(e.contains(says), "{s}: {e}");
+    }
+
+    #[test]
+    fn urls_are_parsed_whole_where_they_enter() {
+        for (url, says) in [
+            ("http://h:99999/x", "is not a valid URL: invalid port number"),
+            ("http://[::1/x", "is not a valid URL: invalid IPv6 address"),
+            ("http://%zz/", "is not a valid URL"),
+            ("ftp://h/x", "has the scheme `ftp`"),
+            ("http://", "has no host"),
+            ("http://h/x?a=1", "has a query string"),
+        ] {
+            let e = check_http_url(url).unwrap_err();
+            assert!(e.starts_with(says), "{url}: {e}");
+        }
+        assert!(check_http_url("HTTPS://mirror.internal:8443/llmgw").is_ok());
+    }
+
+    #[test]
+    fn a_version_too_long_to_be_a_file_name_is_refused() {
+        let long = format!("llama.cpp@b{}", "1".repeat(5000));
+        let e = Want::parse(&long).unwrap_err();
+        assert_eq!(e, "version `b111111111111111…` of llama.cpp is 5001 bytes long; versions are at most 64");
+    }
+
+    #[test]
+    fn pep440_releases_are_taken() {
+        for v in ["0.20.1", "0.5.5.post1", "0.21.0rc1", "2.11.0"] {
+            assert!(pep440_release(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn wants_files_are_strict() {
+        assert!(WantsFile::from_json(r#"{"wants": []}"#).unwrap_err().contains("lists no want"));
+        assert!(
+            WantsFile::from_json(r#"{"wants": [["uv", "0.12.20"]]}"#)
+                .unwrap_err()
+                .starts_with("wants[0]: expected an object")
+        );
+        assert!(WantsFile::from_json(r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]} x"#).is_err());
+    }
+
+    #[test]
+    fn offline_fields_are_checked_and_named() {
+        let hex = "ab".repeat(32);
+        let ok = format!(
+            r#"{{"wants": [{{"engine": "uv", "version": "0.12.20", "offline_base": "http://m/x", "offline_sha256": {{"a.tar.gz": "{hex}"}}}}]}}"#
+        );
+        let w = &WantsFile::from_json(&ok).unwrap().wants[0];
+        assert_eq!((w.offline_base.as_deref(), w.offline_sha256.len()), (Some("http://m/x"), 1));
+        assert!(WantsFile::from_json(&ok.replace("http://m/x", "HTTPS://m/x")).is_ok(), "a scheme in any case");
+        let cases = [
+            (ok.replace("http://m/x", "ftp://m"), "wants[0].offline_base: `ftp://m` has the scheme `ftp`"),
+            (
+                ok.replace("http://m/x", "http://m/x?token=a"),
+                "wants[0].offline_base: `http://m/x?token=a` has a query string",
+            ),
+            (ok.replace("http://m/x", "http://"), "wants[0].offline_base: `http://` has no host"),
+            (
+                ok.replace(&format!(r#", "offline_sha256": {{"a.tar.gz": "{hex}"}}"#), ""),
+                "wants[0].offline_sha256: names no checksum",
+            ),
+            (ok.replace(&format!(r#"{{"a.tar.gz": "{hex}"}}"#), "{}"), "wants[0].offline_sha256: names no checksum"),
+            (ok.replace("a.tar.gz", ""), "wants[0].offline_sha256: `` is not an asset's file name"),
+            (ok.replace(&hex, "00"), "wants[0].offline_sha256.a.tar.gz: `00` is not a sha256"),
+            (
+                ok.replace(r#""offline_base": "http://m/x", "#, ""),
+                "wants[0].offline_sha256: checksums are given without",
+            ),
+            (ok.replace("offline_base", "offline_url"), "wants[0].offline_url: unknown field `offline_url`"),
+        ];
+        for (text, says) in cases {
+            let e = WantsFile::from_json(&text).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn versions_compare_by_pep_440() {
+        assert_eq!(compare_versions("0.9.2", "0.20"), Ordering::Less);
+        assert_eq!(compare_versions("v0.20.0", "0.20"), Ordering::Equal);
+        assert_eq!(compare_versions("0.5.5.post1", "0.5.5"), Ordering::Greater);
+        assert_eq!(compare_versions("0.21.0rc1", "0.21.0"), Ordering::Less);
+        assert!(!pep440_release("1.0a1b2rc3"));
+    }
+}
