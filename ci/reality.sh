@@ -10,13 +10,16 @@
 #   1. finds the file in the cache (or downloads it: npm registry, PyPI's JSON
 #      API) and verifies its sha256 against the value pinned below;
 #   2. runs `llmgw inspect --format json ARTIFACT` on the archive itself;
-#   3. unpacks the ELF candidates (*.so*, *.node, wheel scripts, bin/) and runs
-#      the oracles on each ELF: `readelf -d -V -W` (SONAME, NEEDED,
+#   3. unpacks every ELF file of the artifact, found by its magic (`\x7fELF`,
+#      the first four bytes), whatever its name (a shared library, a wheel
+#      script, an extensionless program such as vllm/vllm-rs or torch/test/*,
+#      an AMD code object), and runs the oracles on each: `readelf -d -V -W`
+#      (SONAME, NEEDED,
 #      RUNPATH/RPATH, symbol-version needs -> GLIBC/GLIBCXX/CXXABI floors) and,
 #      when it has a .nv_fatbin section, `cuobjdump --list-elf --list-ptx`
 #      (the SASS and PTX sets as cuobjdump names them);
-#   4. compares the two, ELF by ELF (the oracle's files; inspect reads every
-#      member, and the files it read beyond the oracle's name filter are
+#   4. compares the two, ELF by ELF (every ELF file; inspect reads every
+#      member, and the files it reports that are not ELF by their magic are
 #      counted), and prints one line per artifact: name, version, sha256, what
 #      inspect found, what the oracles found, agree=yes|NO (and the fields
 #      that differ, file by file);
@@ -207,7 +210,8 @@ PY
 }
 
 # ------------------------------------------------------------------ unpack
-# unpack FILE DIR: the ELF candidates only (+ dist-info METADATA/WHEEL of a wheel)
+# unpack FILE DIR: every ELF file, found by its magic and not by its name (+
+# dist-info METADATA/WHEEL of a wheel); an npm tarball is unpacked whole.
 unpack() {
   local file=$1 dir=$2
   rm -rf "$dir"; mkdir -p "$dir"
@@ -216,9 +220,15 @@ unpack() {
     *.whl) python3 - "$file" "$dir" <<'PY'
 import re, sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
-for n in z.namelist():
-    if re.search(r"\.so(\.[0-9.]+)?$|\.node$|/scripts/[^/]+$|/bin/[^/]+$|\.dist-info/(METADATA|WHEEL)$", n):
-        z.extract(n, sys.argv[2])
+for i in z.infolist():
+    if i.is_dir():
+        continue
+    if re.search(r"\.dist-info/(METADATA|WHEEL)$", i.filename):
+        z.extract(i, sys.argv[2])
+        continue
+    with z.open(i) as m:
+        if m.read(4) == b"\x7fELF":
+            z.extract(i, sys.argv[2])
 PY
     ;;
   esac
@@ -385,8 +395,7 @@ inspect_artifact() {
     if ((VERBOSE)) && [[ $cu != "sass=- ptx=-" ]]; then
       echo "    $rel GLIBC=$fl_glibc GLIBCXX=$fl_cxx CXXABI=$fl_abi cudart=$cudart $cu"
     fi
-  done < <(find "$dir" -type f \( -name '*.so' -o -name '*.so.*' -o -name '*.node' -o -path '*/bin/*' \
-                 -o -path '*/scripts/*' \) -print0 | sort -z)
+  done < <(find "$dir" -type f -print0 | sort -z)
   rm -f "$ro" "$names" "$tf"
   # uv: what --version prints, where this host can run it
   if [[ $name == uv && $file == *x86_64* && $HOST_ARCH == x86_64 ]]; then

@@ -2,17 +2,26 @@
 """Writes the Python side of the truth from what the real wheels hold.
 
 usage:
+  ci/truth/pypi_index.py --read WHEEL... [--cuobjdump PATH] > RECORDS.json
   ci/truth/pypi_index.py --reduce RECORDS... > ci/truth/pypi_facts.json
   ci/truth/pypi_index.py --facts ci/truth/pypi_facts.json --out mocks
 
-RECORDS are facts.json-style records, one list of records or one record per
-file, as `run_artifact.py` of the reality check writes them: per artifact its
-file name, sha256, size, METADATA (Requires-Python, Requires-Dist, console
-scripts, top-level names), WHEEL tags and, per ELF file, DT_NEEDED, the
-highest GLIBC_/GLIBCXX_/CXXABI_ version it needs (`floors`) and the CUDA
-kernels `cuobjdump --list-elf --list-ptx` names (SASS and PTX). `--reduce`
-keeps what the truth is made of, so that `ci/truth/pypi_facts.json`, in the
-repository, regenerates the mocks byte for byte.
+RECORDS are facts records, one list of records or one record per file: per
+artifact its file name, sha256, size, PyPI's upload time, METADATA
+(Requires-Python, Requires-Dist, console scripts, top-level names) and, per
+ELF file, DT_NEEDED, the highest GLIBC_/GLIBCXX_/CXXABI_/GCC_ version it
+needs (`floors`) and the CUDA kernels `cuobjdump --list-elf --list-ptx` names
+(SASS and PTX). `--read` writes them from wheels downloaded from PyPI (with
+PyPI's sha256, which it checks, and the upload-time of PyPI's JSON simple
+API): every member of the wheel whose first four bytes are the ELF magic
+`\x7fELF` is read, whatever its name (an extensionless program such as
+vllm/vllm-rs, torch/test/*, an AMD code object `*.co`), with `readelf -d -V
+-W` and, when it has a `.nv_fatbin` section, cuobjdump (CUOBJDUMP or
+--cuobjdump; ci/reality.sh installs the pinned one). `--reduce` keeps what
+the truth is made of (given reduced records too, it keeps them as they are,
+a later record of one file replacing an earlier), so that
+`ci/truth/pypi_facts.json`, in the repository, regenerates the mocks byte for
+byte.
 
 `--out DIR` writes DIR/pypi/pypi.json, DIR/pypi/pytorch-cu129.json,
 DIR/vllm/0.20.1.json, DIR/uv/0.12.20.json and DIR/uv/0.13.9.json. Every
@@ -24,10 +33,15 @@ missing) ends with one line on stderr and exit 2.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
+import urllib.request
+import zipfile
 
 # The projects the index serves and the versions of each, with why.
 INDEX = {
@@ -103,10 +117,13 @@ def reduce(records):
                 continue
         elif version not in INDEX.get(name, []) or not r["file"].endswith(".whl"):
             continue
-        m = r.get("metadata", {})
+        # A record already reduced (pypi_facts.json itself) has its fields at the top.
+        m = r.get("metadata") or {"Requires-Python": r.get("requires_python"),
+                                  "Requires-Dist": r.get("requires_dist", []),
+                                  "console_scripts": r.get("console_scripts"), "top_level": r.get("top_level")}
         elfs = []
         for e in r.get("elf", []):
-            cuda = e.get("cuda") or {}
+            cuda = e.get("cuda") or {k: e[k] for k in ("sass", "ptx", "cudart") if k in e}
             elfs.append({
                 "path": e["path"],
                 "needed": e.get("needed", []),
@@ -124,6 +141,135 @@ def reduce(records):
         })
     keep.sort(key=lambda r: (r["artifact"], vkey(r["version"]), r["file"]))
     return keep
+
+
+# ------------------------------------------------------------------ --read
+ELF_MAGIC = b"\x7fELF"
+FLOOR_PREFIXES = ("GLIBC", "GLIBCXX", "CXXABI", "GCC")
+SIMPLE = os.environ.get("PYPI_SIMPLE", "https://pypi.org/simple")
+
+
+def pypi_file(name, filename):
+    """The file's entry in PyPI's JSON simple API (PEP 691/700: its sha256
+    and upload-time, the field the simulated index serves)."""
+    req = urllib.request.Request(f"{SIMPLE}/{re.sub(r'[-_.]+', '-', name).lower()}/",
+                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            page = json.loads(r.read(64 << 20))
+    except (OSError, ValueError) as e:
+        fail(f"PyPI's page of {name}: {e}")
+    hit = [f for f in page.get("files", []) if f["filename"] == filename]
+    if not hit:
+        fail(f"{filename}: not on PyPI's page of {name}")
+    return hit[0]
+
+
+def readelf_facts(path):
+    """DT_NEEDED (in order), the highest version of each prefix in the version
+    needs, and whether the file has a .nv_fatbin section, as readelf says."""
+    out = subprocess.run(["readelf", "-d", "-V", "-W", path], capture_output=True, text=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+    names, on = [], False
+    for line in out.splitlines():
+        if line.startswith("Version needs section"):
+            on = True
+        elif re.match(r"Version (symbols|definition) section", line):
+            on = False
+        elif on:
+            names += re.findall(r"Name: (\S+)", line)
+    floors = {}
+    for n in names:
+        pre, _, v = n.partition("_")
+        if pre in FLOOR_PREFIXES and re.fullmatch(r"[0-9][0-9.]*", v):
+            if pre not in floors or vkey(v) > vkey(floors[pre]):
+                floors[pre] = v
+    sections = subprocess.run(["readelf", "-S", "-W", path], capture_output=True, text=True).stdout
+    return needed, floors, " .nv_fatbin " in sections
+
+
+def cuobjdump_kernels(cuobjdump, path):
+    """The SASS and PTX targets cuobjdump --list-elf --list-ptx names, sorted."""
+    out = subprocess.run([cuobjdump, "--list-elf", "--list-ptx", path], capture_output=True, text=True).stdout
+    key = lambda t: (int(re.match(r"sm_(\d+)", t).group(1)), t)
+    sass = sorted(set(re.findall(r"^ELF file\s+\d+: .*\.(sm_\d+[a-z]*)\.cubin$", out, re.M)), key=key)
+    ptx = sorted(set(re.findall(r"^PTX file\s+\d+: .*\.(sm_\d+[a-z]*)\.ptx$", out, re.M)), key=key)
+    return sass, ptx
+
+
+def metadata_of(text):
+    head = text.split("\n\n", 1)[0]
+    fields, key = {}, None
+    for line in head.splitlines():
+        if line[:1] in (" ", "\t") and key:
+            fields[key][-1] += " " + line.strip()
+            continue
+        k, _, v = line.partition(":")
+        key = k.strip()
+        fields.setdefault(key, []).append(v.strip())
+    return fields
+
+
+def read_wheel(path, cuobjdump):
+    """A facts record of one wheel, every ELF member found by its magic."""
+    fname = os.path.basename(path)
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    try:
+        z = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        fail(f"{path}: {e}")
+    names = z.namelist()
+    meta_name = next((n for n in names if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
+    if not meta_name:
+        fail(f"{path}: no .dist-info/METADATA")
+    fields = metadata_of(z.read(meta_name).decode("utf-8", "replace"))
+    name = re.sub(r"[-_.]+", "-", fields.get("Name", [fname.split("-")[0]])[0]).lower()
+    version = fields.get("Version", [""])[0]
+    entry = pypi_file(name, fname)
+    if entry["hashes"].get("sha256") != h.hexdigest():
+        fail(f"{path}: sha256 {h.hexdigest()}, PyPI says {entry['hashes'].get('sha256')}")
+    dist_info = meta_name.split("/")[0]
+    scripts = []
+    if f"{dist_info}/entry_points.txt" in names:
+        section = None
+        for line in z.read(f"{dist_info}/entry_points.txt").decode().splitlines():
+            line = line.strip()
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif section == "console_scripts" and "=" in line:
+                scripts.append(line.split("=")[0].strip())
+    if f"{dist_info}/top_level.txt" in names:
+        top = [t.strip() for t in z.read(f"{dist_info}/top_level.txt").decode().splitlines() if t.strip()]
+    else:
+        top = sorted({n.split("/")[0].removesuffix(".py") for n in names
+                      if not n.split("/")[0].endswith((".dist-info", ".data"))})
+    elfs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for info in z.infolist():
+            if info.is_dir() or info.file_size < 4:
+                continue
+            with z.open(info) as m:
+                if m.read(4) != ELF_MAGIC:
+                    continue
+            out = z.extract(info, tmp)
+            needed, floors, fatbin = readelf_facts(out)
+            sass, ptx = cuobjdump_kernels(cuobjdump, out) if fatbin else ([], [])
+            if fatbin and not cuobjdump:
+                fail(f"{fname}: {info.filename} has CUDA code; give --cuobjdump")
+            elfs.append({"path": info.filename, "needed": needed, "floors": floors,
+                         "cuda": {"sass": sass, "ptx": ptx,
+                                  "cudart": next((n for n in needed if n.startswith("libcudart")), None)}})
+            os.remove(out)
+    return {"artifact": name, "version": version, "file": fname, "sha256": h.hexdigest(), "size": size,
+            "upload_time": entry.get("upload-time"),
+            "metadata": {"Requires-Python": fields.get("Requires-Python", [None])[0],
+                         "Requires-Dist": fields.get("Requires-Dist", []), "console_scripts": sorted(scripts),
+                         "top_level": top},
+            "elf": sorted(elfs, key=lambda e: e["path"])}
 
 
 def upload_time(t):
@@ -464,10 +610,16 @@ def write(path, doc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--read", nargs="+", metavar="WHEEL", help="wheels to read into facts records (stdout)")
+    ap.add_argument("--cuobjdump", default=os.environ.get("CUOBJDUMP"), help="cuobjdump, for wheels with CUDA code")
     ap.add_argument("--reduce", nargs="+", metavar="RECORDS", help="facts records to reduce to stdout")
     ap.add_argument("--facts", help="the reduced facts (ci/truth/pypi_facts.json)")
     ap.add_argument("--out", help="the mocks directory to write into")
     a = ap.parse_args()
+    if a.read:
+        json.dump([read_wheel(w, a.cuobjdump) for w in a.read], sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+        return
     if a.reduce:
         json.dump(reduce(load_records(a.reduce)), sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
