@@ -114,7 +114,7 @@ def vkey(v):
 
 
 def is_prerelease(v):
-    return bool(re.search(r"(a|b|rc|dev)\d*", v.split("+")[0].replace("post", "")))
+    return bool(re.search(r"\d(a|b|rc|\.dev)\d*$|\d(a|b|rc)\d+\.", v.split("+")[0]))
 
 
 # ------------------------------------------------------------------ HTTP
@@ -1073,14 +1073,44 @@ def report(res):
             say(f"    with builds allowed: {wb['why']}")
 
 
+def load_truth(path):
+    """The committed truth, its shape checked: exit 2 naming the file and the
+    entry when it is not what this script writes."""
+    try:
+        with open(path) as fh:
+            truth = json.load(fh)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {e}")
+    if not isinstance(truth, dict):
+        fail(f"{path}: not a JSON object")
+    for key, kind in (("resolutions", list), ("packages", dict), ("levels", list), ("exclude_newer", str)):
+        if not isinstance(truth.get(key), kind):
+            fail(f"{path}: `{key}` is missing or not a {kind.__name__}")
+    need = {"engine", "version", "arch", "requirement", "resolves"}
+    for i, r in enumerate(truth["resolutions"]):
+        if not isinstance(r, dict) or not need <= r.keys():
+            fail(f"{path}: resolutions[{i}] lacks one of {', '.join(sorted(need))}")
+        if r["resolves"] and not all(k in r for k in ("floor", "closure", "pins", "size")):
+            fail(f"{path}: resolutions[{i}] resolves but lacks floor, closure, pins or size")
+        if not r["resolves"] and "uv_error" not in r:
+            fail(f"{path}: resolutions[{i}] does not resolve but has no uv_error")
+        seen = set()
+        for c in r.get("closure", []):
+            if c.get("name") in seen:
+                fail(f"{path}: resolutions[{i}] names {c.get('name')} twice")
+            seen.add(c.get("name"))
+    for name, proj in truth["packages"].items():
+        for v, ver in (proj.get("versions") or {}).items() if isinstance(proj, dict) else []:
+            for j, f in enumerate(ver.get("files", [])):
+                if not parse_filename(f.get("filename", "")):
+                    fail(f"{path}: packages.{name}.versions.{v}.files[{j}]: `{f.get('filename')}` is no wheel "
+                         "or sdist name")
+    return truth
+
+
 # ------------------------------------------------------------ compare
 def run_compare(a):
-    try:
-        with open(a.truth) as fh:
-            truth = json.load(fh)
-        truth["resolutions"], truth["packages"], truth["levels"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        fail(f"{a.truth}: {e}")
+    truth = load_truth(a.truth)
     cache = a.cache
     uv_bin, uv_says, _ = install_uv(cache)
     levels = truth["levels"]
@@ -1190,11 +1220,7 @@ def run_list(a):
     """Markdown for ci/truth/CLOSURE.md: the closures at a glance, the marker
     variables their Requires-Dist use, and every package with the lines that
     brought it in and the markers of its own requirements."""
-    try:
-        with open(a.truth) as fh:
-            truth = json.load(fh)
-    except (OSError, ValueError) as e:
-        fail(f"{a.truth}: {e}")
+    truth = load_truth(a.truth)
     rs = truth["resolutions"]
     say("| engine | arch | requirement | resolves (builds forbidden) | floor | set by | wheels | download | unpacked | pins |")
     say("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -1235,7 +1261,7 @@ def run_list(a):
         "with the number of requirement lines that use each:")
     say()
     for var in sorted(used, key=lambda k: (-used[k], k)):
-        ex = sorted(lines_by_var[var], key=len)[0]
+        ex = sorted(lines_by_var[var], key=lambda m: (len(m), m))[0]
         say(f"- `{var}`: {used[var]} lines (e.g. `{ex}`)")
     # Every package.
     say()
