@@ -10,9 +10,9 @@ The first form installs the pinned uv of `ci/real-uv.txt` (pip
 --require-hashes, into a virtual environment under DIR, default
 `${LLMGW_CACHE:-$HOME/.cache/llmgw}/closure`) and, for every vLLM and SGLang
 version of `matrix/wants.json`, with the requirement the recipes hand uv
-(`vllm==V`; `sglang==V`, `sglang[srt]==V` before 0.5: src/recipe/vllm.rs,
-src/recipe/sglang.rs), for x86_64 and aarch64 and Python 3.12
-(src/recipe/python.rs), runs the real uv against PyPI with builds forbidden,
+(`vllm==V`; `sglang==V`, `sglang[srt]==V` before 0.5: crates/llmgw-core/src/recipe/vllm.rs,
+crates/llmgw-core/src/recipe/sglang.rs), for x86_64 and aarch64 and Python 3.12
+(crates/llmgw-core/src/recipe/python.rs), runs the real uv against PyPI with builds forbidden,
 at every manylinux level uv's `--python-platform` takes:
 
   uv pip compile -v --no-build --python-version 3.12
@@ -67,7 +67,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SIMPLE = "https://pypi.org/simple"
 ACCEPT = "application/vnd.pypi.simple.v1+json"
 UV_VERSION = "0.13.9"  # ci/real-uv.txt, recipe::UV_VERSION
-PYTHON = "3.12"  # src/recipe/python.rs PYTHON
+PYTHON = "3.12"  # crates/llmgw-core/src/recipe/python.rs PYTHON
 ARCHES = ["x86_64", "aarch64"]
 # PyPI as it stood at this time: the resolution this truth records.
 EXCLUDE_NEWER = "2026-12-01T00:00:00Z"
@@ -519,8 +519,8 @@ def lt(a, b):
 
 
 def recipe(engine, version):
-    """What the recipes hand uv for a version (src/recipe/vllm.rs,
-    src/recipe/sglang.rs): the PyPI requirement and its variant, and the
+    """What the recipes hand uv for a version (crates/llmgw-core/src/recipe/vllm.rs,
+    crates/llmgw-core/src/recipe/sglang.rs): the PyPI requirement and its variant, and the
     variants installed from elsewhere."""
     if engine == "vllm":
         # CUDA13_SINCE 0.20; NO_CU129_SINCE 0.33; the cu129 build is the
@@ -998,7 +998,7 @@ def run_truth(a):
             item = {"engine": engine, "version": version, "variant": other,
                     "source": f"the release asset vllm-{version}+cu129-cp38-abi3-manylinux_<glibc>_<arch>.whl of "
                               f"github.com/vllm-project/vllm tag v{version}, with torch, torchvision and torchaudio "
-                              "from https://download.pytorch.org/whl/cu129 (src/recipe/vllm.rs)"}
+                              "from https://download.pytorch.org/whl/cu129 (crates/llmgw-core/src/recipe/vllm.rs)"}
             if why:
                 item["status"] = f"UNCONFIRMED: not reachable from where the truth is written ({why})"
             else:
