@@ -347,8 +347,9 @@ if [ "$llama" = 1 ]; then
   readelf --dyn-syms -W "$b/llama/libggml-cuda.so" | awk '$7 == "UND" {print $8}' | sed 's/@.*//' |
     grep '^cublas' | sort -u | sed 's/.*/STUB(&)/' >"$work/cublas.stubs"
   [ -s "$work/cublas.stubs" ] || die "libggml-cuda.so imports no cuBLAS function"
+  ! grep -q '^STUB(cublasLt' "$work/cublas.stubs" || die "libggml-cuda.so imports cublasLt functions: the stub makes libcublas.so.13's only"
   printf 'libcublas.so.13 {\n  global: %s\n  local: *;\n};\n' "$(sed 's/STUB(\(.*\))/\1;/' "$work/cublas.stubs" | tr '\n' ' ')" >"$work/cublas.map"
-  (cd "$work" && "${zcc[@]}" -shared -fPIC -DSTUBS='"cublas.stubs"' -Wl,-soname,libcublas.so.13 -Wl,--version-script=cublas.map \
+  (cd "$work" && "${zcc[@]}" -shared -fPIC -I. -DSTUBS='"cublas.stubs"' -Wl,-soname,libcublas.so.13 -Wl,--version-script=cublas.map \
     -o "$b/llama/cublas-stub/libcublas.so.13" "$here/gpu-bundle/cublas-stub.c")
   printf 'libcublasLt.so.13 {\n  local: *;\n};\n' >"$work/cublasLt.map"
   echo 'int llmgw_cublaslt_stub;' >"$work/cublaslt.c"

@@ -89,6 +89,7 @@ if [ -z "${SSL_CERT_FILE:-}" ] && [ -f "$BUNDLE/certs/ca-certificates.crt" ] &&
   export SSL_CERT_FILE=$BUNDLE/certs/ca-certificates.crt
 fi
 exec > >(tee "$out/gpu-check.log") 2>&1
+tee_pid=$!
 trap 'rm -rf "$WORK"' EXIT
 
 # ------------------------------------------------------------ helpers (exported to each step)
@@ -412,4 +413,7 @@ for s in $STEPS_GPU; do
 done
 tar -C "$WORK" -czf "$out/gpu-check.tar.gz" "$WORK_NAME"
 say "$passed passed, $failed failed, $skipped skipped in $(($(date +%s) - start)) s; $out/gpu-check.log, $out/gpu-check.tar.gz (every step's log and output)"
+# The log whole before this ends: tee's last lines written.
+exec 1>&- 2>&-
+wait "$tee_pid" 2>/dev/null || true
 [ "$failed" = 0 ]
