@@ -116,7 +116,12 @@ gpu_tests() {
   [ -x "$TESTS" ] || fail "the bundle has no bin/gpu-tests"
   "$TESTS" --exact "$name" --nocapture --test-threads 1 >"$log" 2>&1 || rc=$?
   cat "$log"
-  if [ "$rc" = 0 ] && grep -q '^test result: ok. 1 passed' "$log"; then return 0; fi
+  if [ "$rc" = 0 ] && grep -q '^test result: ok. 1 passed' "$log"; then
+    # libtest prints `test NAME ... ` before the test's first line: the
+    # decided line may follow it on the same line.
+    decided "$(sed -n 's/.*decided: //p' "$log" | tail -n 1)"
+    return 0
+  fi
   local why
   why=$(awk '/panicked at/ { p = 1; next } p && /^note: / { exit } p && NF { printf "%s%s", (n++ ? " | " : ""), $0 } n >= 3 { exit }' "$log")
   fail "${why:-bin/gpu-tests $name exited $rc without a panic message (steps/$name.gpu-tests.log)}"
@@ -211,7 +216,7 @@ step_discover() {
   line=$(grep -m 1 '^llmgw: GPU discovery: ' "$W/discover.stderr" || true)
   [ -n "$line" ] || fail "llmgw discover said no 'GPU discovery:' line"
   LLMGW_GPU_HOST=$W/host.json LLMGW_GPU_SMI=$W/nvidia-smi.csv gpu_tests discover_agrees_with_nvidia_smi
-  decided "${line#llmgw: }; $(grep '^decided: ' "$W/steps/discover_agrees_with_nvidia_smi.gpu-tests.log" | tail -n 1 | sed 's/^decided: //')"
+  decided "${line#llmgw: }; $(sed -n 's/.*decided: //p' "$W/steps/discover_agrees_with_nvidia_smi.gpu-tests.log" | tail -n 1)"
 }
 
 step_mig() {
@@ -362,17 +367,17 @@ step_llama() {
   (cd "$BUNDLE/llama" && timeout 120 ./llama-bench -m ../model/tiny-llama.gguf -dev CUDA0 "${args[@]}") \
     >"$W/llama/CUDA0.jsonl" 2>"$W/llama/CUDA0.stderr" || true
   LLMGW_GPU_LLAMA=$BUNDLE/llama LLMGW_GPU_HOST=$W/host.json gpu_tests the_real_llama_bench_computes_with_llmgws_gpu_check
-  decided "$(grep '^decided: ' "$W/steps/the_real_llama_bench_computes_with_llmgws_gpu_check.gpu-tests.log" | tail -n 1 | sed 's/^decided: //'); libcublas.so.13 from $cublas"
+  decided "$(sed -n 's/.*decided: //p' "$W/steps/the_real_llama_bench_computes_with_llmgws_gpu_check.gpu-tests.log" | tail -n 1); libcublas.so.13 from $cublas"
 }
 
 step_torch() {
   command -v python3 >/dev/null || skip "no python3 here: the Python GPU check is skipped"
   local why
-  why=$(timeout 60 python3 -c 'import torch' 2>&1 | tail -n 1) ||
-    skip "no torch here ($(python3 --version 2>&1): ${why:-import torch failed}): the Python GPU check is skipped"
+  why=$(timeout 60 python3 -c 'import torch' 2>&1) ||
+    skip "no torch here ($(python3 --version 2>&1): $(echo "${why:-import torch failed}" | tail -n 1)): the Python GPU check is skipped"
   mkdir -p "$W/torch"
   LLMGW_GPU_HOST=$W/host.json LLMGW_GPU_OUT=$W/torch gpu_tests the_python_gpu_check_computes_with_the_torch_installed_here
-  decided "$(grep '^decided: ' "$W/steps/the_python_gpu_check_computes_with_the_torch_installed_here.gpu-tests.log" | tail -n 1 | sed 's/^decided: //') ($(python3 --version 2>&1), torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null))"
+  decided "$(sed -n 's/.*decided: //p' "$W/steps/the_python_gpu_check_computes_with_the_torch_installed_here.gpu-tests.log" | tail -n 1) ($(python3 --version 2>&1), torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null))"
 }
 
 step_capture() {
@@ -401,7 +406,7 @@ for s in $STEPS_GPU; do
   t0=$(date +%s)
   log=$W/steps/$name.log
   rc=0
-  timeout -k 5 "$limit" bash -c "step_$name" >"$log" 2>&1 || rc=$?
+  timeout -k 5 "$limit" bash -o pipefail -c "step_$name" >"$log" 2>&1 || rc=$?
   t=$(($(date +%s) - t0))
   line=$(grep '^decided: ' "$log" | tail -n 1 | sed 's/^decided: //')
   case "$rc" in

@@ -123,7 +123,7 @@ fn provision_refuses_the_old_build_in_cudas_words_and_installs_the_next() {
     );
     assert!(first.reason.contains(gpu_bundle::NO_KERNEL_IMAGE), "{}", first.reason);
     let again = run("none", "engines-again");
-    assert_eq!(again.state, llmgw::converge::State::Ready, "{again:?}");
+    assert_eq!(again.state, llmgw::converge::State::Ready, "{}", gpu_bundle::said(&again));
     println!(
         "decided: only {} runs on this driver: refused with the old stand-in ({}), installed with the new one",
         order[0],

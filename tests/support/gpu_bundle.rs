@@ -179,6 +179,18 @@ pub fn provision(llmgw: &Path, host: &Path, engines: &Path, api: &str, want: &st
     (status, said)
 }
 
+/// What provision said, in one line: its state and each build it tried.
+pub fn said(s: &Status) -> String {
+    let tried: Vec<String> = tried(s)
+        .iter()
+        .map(|a| {
+            let check = a.check.map_or(String::new(), |c| format!(" at the {} check", c.in_words()));
+            format!("{} {:?}{check}: {}", a.variant, a.outcome, a.reason)
+        })
+        .collect();
+    format!("{:?} {}; tried: {}", s.state, s.variant.as_deref().unwrap_or("-"), tried.join("; "))
+}
+
 /// The attempts a build was tried for (not left out), in order.
 pub fn tried(s: &Status) -> Vec<&llmgw::converge::Attempt> {
     s.attempts.iter().filter(|a| a.outcome != Outcome::LeftOut).collect()
@@ -190,12 +202,13 @@ pub fn tried(s: &Status) -> Vec<&llmgw::converge::Attempt> {
 /// with the stand-in's line; nothing installed.
 pub fn assert_refused_without_a_driver(s: &Status, order: &[String]) {
     let tried = tried(s);
-    assert_eq!(tried.iter().map(|a| a.variant.clone()).collect::<Vec<_>>(), order, "{s:?}");
+    let variants: Vec<String> = tried.iter().map(|a| a.variant.clone()).collect();
+    assert_eq!(variants, order, "not every CUDA build the recipe offers was tried: {}", said(s));
     for a in &tried {
-        assert_eq!((a.outcome, a.check), (Outcome::Failed, Some(Check::Gpu)), "{a:?}");
+        assert_eq!((a.outcome, a.check), (Outcome::Failed, Some(Check::Gpu)), "{}: {}", a.variant, a.reason);
         assert!(a.reason.contains("lists no CUDA device") && a.reason.contains(NO_DRIVER), "{}", a.reason);
     }
-    assert_eq!(s.state, State::Failed, "{s:?}");
+    assert_eq!(s.state, State::Failed, "{}", said(s));
 }
 
 /// What provision must say on a GPU: the old stand-in, first, was refused
@@ -203,11 +216,16 @@ pub fn assert_refused_without_a_driver(s: &Status, order: &[String]) {
 /// device and was installed.
 pub fn assert_old_refused_next_installed(s: &Status, order: &[String]) {
     let tried = tried(s);
-    let first = tried.first().unwrap_or_else(|| panic!("no build tried: {s:?}"));
-    assert_eq!(first.variant, order[0], "{s:?}");
-    assert_eq!((first.outcome, first.check), (Outcome::Failed, Some(Check::Compute)), "{}", first.reason);
-    assert!(first.reason.contains(NO_KERNEL_IMAGE), "{}", first.reason);
-    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some(order[1].as_str())), "{s:?}");
-    let next = tried.get(1).unwrap_or_else(|| panic!("no second build tried: {s:?}"));
+    let first = tried.first().unwrap_or_else(|| panic!("no build tried: {}", said(s)));
+    assert_eq!(first.variant, order[0], "the old stand-in's build was not tried first: {}", said(s));
+    assert_eq!(
+        (first.outcome, first.check),
+        (Outcome::Failed, Some(Check::Compute)),
+        "the old stand-in was not refused at the compute step: {}",
+        first.reason
+    );
+    assert!(first.reason.contains(NO_KERNEL_IMAGE), "the old stand-in, not in CUDA's words: {}", first.reason);
+    assert_eq!((s.state, s.variant.as_deref()), (State::Ready, Some(order[1].as_str())), "{}", said(s));
+    let next = tried.get(1).unwrap_or_else(|| panic!("no second build tried: {}", said(s)));
     assert!(next.reason.contains("computes on CUDA0"), "{}", next.reason);
 }
