@@ -317,22 +317,33 @@ step_provision() {
 }
 
 # The machine's own libcuBLAS 13 (a CUDA toolkit's, or the nvidia-cublas
-# wheel of its Python's torch), else the bundle's stub: the folder to load it from.
+# wheel of its Python's torch), else the bundle's stub: the folder that holds
+# it and libcublasLt.so.13 beside it.
 cublas_dir() {
   local d
   d=$(find_lib libcublas.so.13)
   [ -f "$d" ] && { dirname "$d"; return; }
   for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -f "$d/libcublas.so.13" ] && [ -f "$d/libcublasLt.so.13" ] && { echo "$d"; return; }
+    [ -f "$d/libcublas.so.13" ] && { echo "$d"; return; }
   done
   if command -v python3 >/dev/null; then
-    for d in $(timeout 20 python3 -c 'import site, sys; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
+    for d in $(timeout 20 python3 -c 'import site; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
       [ -f "$d/nvidia/cu13/lib/libcublas.so.13" ] && { echo "$d/nvidia/cu13/lib"; return; }
     done
   fi
   echo "$BUNDLE/llama/cublas-stub"
 }
-export -f cublas_dir
+# cublas_only DIR: a folder of links to DIR's libcublas.so.13 and
+# libcublasLt.so.13 alone, for LD_LIBRARY_PATH: the other libraries of a
+# CUDA folder (its libcudart.so.13, of another minor version) must not come
+# before the build's own.
+cublas_only() {
+  local to=$W/cublas
+  mkdir -p "$to"
+  for l in libcublas.so.13 libcublasLt.so.13; do ln -sf "$1/$l" "$to/$l"; done
+  echo "$to"
+}
+export -f cublas_dir cublas_only
 
 step_llama() {
   [ -d "$BUNDLE/llama" ] || skip "this bundle has no llama/ (made with --no-llama, or a fixture)"
@@ -349,7 +360,9 @@ step_llama() {
   local cublas
   cublas=$(cublas_dir)
   echo "libcublas.so.13 from $cublas"
-  export LD_LIBRARY_PATH=$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [ -f "$cublas/libcublasLt.so.13" ] || fail "$cublas has libcublas.so.13 but no libcublasLt.so.13 beside it"
+  LD_LIBRARY_PATH=$(cublas_only "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LD_LIBRARY_PATH
   mkdir -p "$W/llama"
   # The compute check's arguments (src/recipe/llama_cpp.rs, bench()).
   local args=(-ngl 99 -p 8 -n 8 -r 1 --no-warmup -o jsonl -v)
