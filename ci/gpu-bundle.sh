@@ -401,6 +401,11 @@ if [ "$bytes" -gt "$MAX_BYTES" ]; then
   du -ab "$b" | sort -n | tail -n 12 >&2
   die "the bundle is $bytes bytes, over $MAX_BYTES (60 MiB)"
 fi
+# The device tool carries the bundle with the working tree, 64 MiB in all
+# (/work/.library/device/README.md, Limits).
+tree=$(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+[ $((bytes + tree)) -le $((64 * 1024 * 1024)) ] ||
+  die "the bundle ($bytes bytes) and the tracked files ($tree bytes) are over the 64 MiB a lent machine is sent"
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 mv "$b" "$out"
@@ -418,5 +423,5 @@ if [ -n "$fixture" ]; then
   say "wrote the fixture $fixture ($(du -sb "$fixture" | cut -f1) bytes)"
 fi
 
-say "wrote $out: $(find "$out" -type f | wc -l) files, $bytes bytes ($(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}') MiB of 60), in $(($(date +%s) - started)) s"
+say "wrote $out: $(find "$out" -type f | wc -l) files, $bytes bytes ($(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}') MiB of 60; $(awk -v b="$((bytes + tree))" 'BEGIN {printf "%.1f", b / 1048576}') MiB of 64 with the tracked files), in $(($(date +%s) - started)) s"
 (cd "$out" && du -ab . | sort -k2 | awk '{printf "  %10d  %s\n", $1, $2}' | grep -v ' \.$') >&2
