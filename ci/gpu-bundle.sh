@@ -193,6 +193,10 @@ if [ ! -f "$tools/.llmgw-pins" ] || [ "$(cat "$tools/.llmgw-pins")" != "$TOOLS_P
   printf '%s' "$TOOLS_PINS" >"$tools/.llmgw-pins"
 fi
 zig() { "$tools/bin/python" -m ziglang "$@"; }
+# A cache of zig's own for this run: zig's cache does not follow every file
+# a compilation reads (.incbin, an #include named by a macro), and a stale
+# object once stood in for a new one.
+export ZIG_GLOBAL_CACHE_DIR=$work/zig-cache ZIG_LOCAL_CACHE_DIR=$work/zig-cache
 rustup target add "$TARGET" >/dev/null
 standin_tools=$cache/gpu-bundle/standin-tools
 venv "$standin_tools" "$here/gpu-bundle/standins.txt"
@@ -250,12 +254,8 @@ cp "$here/gpu-bundle/standin.c" "$here/gpu-bundle/probe.cu" "$work/"
 # shellcheck disable=SC2086
 "$standin_tools/bin/python" "$here/gpu-bundle/mkfatbin.py" "$site12" "$work/probe.cu" "$work/old.fatbin" $OLD_ARCHS >&2
 zcc=(zig cc -target x86_64-linux-gnu.2.17 -O2 -s -Wall -Werror)
-# zig's cache does not know the file .incbin reads: its sha256 in the flags.
-sha_of() { sha256sum "$1" | cut -d' ' -f1; }
-(cd "$work" && "${zcc[@]}" -DSEEN -DFATBIN='"new.fatbin"' -DFATBIN_SHA256="\"$(sha_of new.fatbin)\"" \
-  -o "$b/programs/standin-new" standin.c -ldl)
-(cd "$work" && "${zcc[@]}" -DFATBIN='"old.fatbin"' -DFATBIN_SHA256="\"$(sha_of old.fatbin)\"" \
-  -o "$b/programs/standin-old" standin.c -ldl)
+(cd "$work" && "${zcc[@]}" -DSEEN -DFATBIN='"new.fatbin"' -o "$b/programs/standin-new" standin.c -ldl)
+(cd "$work" && "${zcc[@]}" -DFATBIN='"old.fatbin"' -o "$b/programs/standin-old" standin.c -ldl)
 for p in new old; do
   python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
     "$b/programs/standin-$p" "$work/$p.fatbin" || die "standin-$p does not hold $p.fatbin"
@@ -284,8 +284,8 @@ want_old="programs/standin-old sass=- ptx=-"
 [ "$(sed -n 1p "$b/expected/programs.txt")" = "$want_new" ] || die "inspect says $(sed -n 1p "$b/expected/programs.txt"), want $want_new"
 [ "$(sed -n 2p "$b/expected/programs.txt")" = "$want_old" ] || die "inspect says $(sed -n 2p "$b/expected/programs.txt"), want $want_old"
 made_by[expected/programs.txt]="llmgw inspect --format json (the native build): each program's SASS and PTX"
-(cd "$b/programs" && "$cuobjdump" --list-elf --list-ptx standin-new 2>&1) >"$b/expected/standin-new.cuobjdump.txt"
-(cd "$work" && "$cuobjdump" --list-elf --list-ptx old.fatbin 2>&1) >"$b/expected/standin-old.fatbin.cuobjdump.txt"
+(cd "$b/programs" && "$cuobjdump" --list-elf --list-ptx standin-new 2>/dev/null) >"$b/expected/standin-new.cuobjdump.txt"
+(cd "$work" && "$cuobjdump" --list-elf --list-ptx old.fatbin 2>/dev/null) >"$b/expected/standin-old.fatbin.cuobjdump.txt"
 for a in $NEW_ARCHS; do grep -q "\.$a\.cubin" "$b/expected/standin-new.cuobjdump.txt" || die "cuobjdump lists no $a in standin-new"; done
 [ "$(grep -c 'ELF file' "$b/expected/standin-new.cuobjdump.txt")" = "$(echo "$NEW_ARCHS" | wc -w)" ] || die "cuobjdump lists other machine code in standin-new"
 grep -q "\.$OLD_ARCHS\.cubin" "$b/expected/standin-old.fatbin.cuobjdump.txt" && [ "$(grep -c 'ELF file' "$b/expected/standin-old.fatbin.cuobjdump.txt")" = 1 ] ||
@@ -329,25 +329,34 @@ made_by[expected/llmgw-version.txt]="llmgw --version (the native build)"
 # ------------------------------------------------------------ the real llama.cpp build
 if [ "$llama" = 1 ]; then
   build_llama
-  mkdir -p "$b/llama/cublas-stub"
-  # llama-bench and what it loads: its libraries (NEEDED), and the backends
-  # ggml loads from its directory (GGML_BACKEND_DL).
-  for f in llama-bench libllama.so libggml.so libggml-base.so libggml-cuda.so libggml-cpu-x64.so; do
-    [ -f "$llama_bin/$f" ] || die "the llama.cpp build has no $f"
-    strip -o "$b/llama/$f" "$llama_bin/$f"
+  mkdir -p "$b/llama"
+  # llama-bench and what it loads: its libraries (NEEDED, by their SONAME),
+  # and the backends ggml loads from its directory (GGML_BACKEND_DL): the
+  # CUDA one and the baseline CPU one (the only CPU variant there, it is
+  # the one loaded).
+  llama_files="llama-bench libllama-bench-impl.so libllama-common.so.0 libllama.so.0 libggml.so.0 libggml-base.so.0 libggml-cuda.so libggml-cpu-x64.so"
+  for f in $llama_files; do
+    [ -e "$llama_bin/$f" ] || die "the llama.cpp build has no $f"
+    strip -o "$b/llama/$f" "$(readlink -f "$llama_bin/$f")"
   done
+  # What they need that the bundle does not carry must be the C library's.
   extra=$(for f in "$b"/llama/*; do readelf -dW "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u |
-    grep -vE '^(libllama|libggml|libggml-base|libcudart|libcublas|libcublasLt|libcuda|libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux-x86-64)\.so' || true)
+    while read -r n; do [ -e "$b/llama/$n" ] || echo "$n"; done |
+    grep -vE '^(libcudart\.so\.13|libcublas\.so\.13|libcublasLt\.so\.13|libgomp\.so\.1|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libc\.so\.6|libm\.so\.6|libdl\.so\.2|librt\.so\.1|libpthread\.so\.0|ld-linux-x86-64\.so\.2)$' || true)
   [ -z "$extra" ] || die "the llama.cpp build needs libraries the bundle does not account for: $extra"
   cp -L "$cuda/lib/libcudart.so.13" "$b/llama/libcudart.so.13"
-  # libstdc++ and libgcc_s of the compiler that built it: a machine with an
-  # older libstdc++ (RHEL 9's GLIBCXX_3.4.29) loads these ($ORIGIN first).
-  for l in libstdc++.so.6 libgcc_s.so.1; do cp -L "$(g++ -print-file-name="$l")" "$b/llama/$l"; done
+  # OpenMP's runtime, which ggml's CPU code links and minimal images lack
+  # (it needs glibc 2.34, as the build itself does). Not this compiler's
+  # libstdc++ and libgcc_s: built against this machine's glibc 2.36, they
+  # would raise the build's floor above Ubuntu 22.04's 2.35, whose own
+  # libstdc++ (GLIBCXX_3.4.30) the build runs with.
+  cp -L "$(g++ -print-file-name=libgomp.so.1)" "$b/llama/libgomp.so.1"
   # The cuBLAS stand-ins: the functions libggml-cuda.so imports, each saying it was called.
   readelf --dyn-syms -W "$b/llama/libggml-cuda.so" | awk '$7 == "UND" {print $8}' | sed 's/@.*//' |
     grep '^cublas' | sort -u | sed 's/.*/STUB(&)/' >"$work/cublas.stubs"
   [ -s "$work/cublas.stubs" ] || die "libggml-cuda.so imports no cuBLAS function"
   ! grep -q '^STUB(cublasLt' "$work/cublas.stubs" || die "libggml-cuda.so imports cublasLt functions: the stub makes libcublas.so.13's only"
+  mkdir -p "$b/llama/cublas-stub"
   printf 'libcublas.so.13 {\n  global: %s\n  local: *;\n};\n' "$(sed 's/STUB(\(.*\))/\1;/' "$work/cublas.stubs" | tr '\n' ' ')" >"$work/cublas.map"
   (cd "$work" && "${zcc[@]}" -shared -fPIC -I. -DSTUBS='"cublas.stubs"' -Wl,-soname,libcublas.so.13 -Wl,--version-script=cublas.map \
     -o "$b/llama/cublas-stub/libcublas.so.13" "$here/gpu-bundle/cublas-stub.c")
@@ -356,10 +365,9 @@ if [ "$llama" = 1 ]; then
   (cd "$work" && "${zcc[@]}" -shared -fPIC -Wl,-soname,libcublasLt.so.13 -Wl,--version-script=cublasLt.map \
     -o "$b/llama/cublas-stub/libcublasLt.so.13" cublaslt.c)
   llama_how="llama.cpp b$LLAMA_BUILD_NUMBER ($LLAMA_BUILD_COMMIT; llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist, sha256 $SDIST_SHA256), cmake GGML_CUDA CMAKE_CUDA_ARCHITECTURES=$LLAMA_CUDA_ARCH, nvcc $("$cuda/bin/nvcc" --version | sed -n 's/^Cuda compilation tools, release \([^,]*\),.*/\1/p'), $(g++ --version | head -n 1), stripped"
-  for f in llama-bench libllama.so libggml.so libggml-base.so libggml-cuda.so libggml-cpu-x64.so; do made_by[llama/$f]=$llama_how; done
+  for f in $llama_files; do made_by[llama/$f]=$llama_how; done
   made_by[llama/libcudart.so.13]="nvidia-cuda-runtime $("$cache/gpu-bundle/cuda-13.5/bin/pip" show nvidia-cuda-runtime 2>/dev/null | sed -n 's/^Version: //p') (PyPI wheel)"
-  made_by[llama/libstdc++.so.6]="this machine's $(g++ --version | head -n 1) runtime ($(dpkg-query -W -f '${Package} ${Version}' libstdc++6 2>/dev/null || echo 'its package unknown'))"
-  made_by[llama/libgcc_s.so.1]="this machine's $(g++ --version | head -n 1) runtime ($(dpkg-query -W -f '${Package} ${Version}' libgcc-s1 2>/dev/null || echo 'its package unknown'))"
+  made_by[llama/libgomp.so.1]="this machine's $(g++ --version | head -n 1) OpenMP runtime ($(dpkg-query -W -f '${Package} ${Version}' libgomp1 2>/dev/null || echo 'its package unknown'))"
   made_by[llama/cublas-stub/libcublas.so.13]="zig cc $zig_version from ci/gpu-bundle/cublas-stub.c: $(wc -l <"$work/cublas.stubs") functions libggml-cuda.so imports, each aborting"
   made_by[llama/cublas-stub/libcublasLt.so.13]="zig cc $zig_version: an empty library named libcublasLt.so.13"
   # What the check compares with: the build's kernels, and what its own llama-bench says of itself.
@@ -389,12 +397,27 @@ manifest() { # DIR TITLE: DIR/MANIFEST.txt of every file under DIR
     echo "# $title"
     echo "# made by ci/gpu-bundle.sh at $rev$dirty; checked by ci/gpu-check.sh --from DIR"
     echo "# sha256  bytes  path  what made it"
-    (cd "$dir" && find . -type f ! -name MANIFEST.txt -printf '%P\n' | LC_ALL=C sort) | while read -r f; do
-      printf '%s  %s  %s  %s\n' "$(sha256sum "$dir/$f" | cut -d' ' -f1)" "$(stat -c %s "$dir/$f")" "$f" "${made_by[$f]:-?}"
-    done
+    echo "# A file stored gzipped (PATH.gz) is listed twice: as it is stored, and as"
+    echo "# it is once unpacked (what made it then says \"(unpacked from PATH.gz)\")."
+    {
+      (cd "$dir" && find . -type f ! -name MANIFEST.txt -printf '%P\n') | while read -r f; do
+        printf '%s  %s  %s  %s\n' "$(sha256sum "$dir/$f" | cut -d' ' -f1)" "$(stat -c %s "$dir/$f")" "$f" "${made_by[$f]:-?}"
+      done
+      [ "$dir" != "$b" ] || cat "$work/unpacked.lines"
+    } | LC_ALL=C sort -k3,3
   } >"$dir/MANIFEST.txt"
   ! grep -q '  ?$' "$dir/MANIFEST.txt" || die "the manifest does not say what made: $(grep '  ?$' "$dir/MANIFEST.txt" | awk '{print $3}' | tr '\n' ' ')"
 }
+# Every file over 1 MiB stored gzipped (gzip -9n, its mode kept): the
+# check unpacks them (gzip is on every machine), and the bundle fits with
+# the real llama.cpp build (libggml-cuda.so: 40.7 MB, 20.9 MB gzipped).
+: >"$work/unpacked.lines"
+(cd "$b" && find . -type f -size +1M -printf '%P\n' | LC_ALL=C sort) | while read -r f; do
+  printf '%s  %s  %s  (unpacked from %s.gz) %s\n' "$(sha256sum "$b/$f" | cut -d' ' -f1)" "$(stat -c %s "$b/$f")" "$f" "$f" \
+    "${made_by[$f]:-?}" >>"$work/unpacked.lines"
+  gzip -9n "$b/$f"
+done
+while read -r _ _ f _; do made_by[$f.gz]="gzip -9n of $f"; done <"$work/unpacked.lines"
 manifest "$b" "the GPU check's bundle (issue 31): llmgw $(cat "$b/expected/llmgw-version.txt" | awk '{print $2}') for $TARGET"
 bytes=$(du -sb "$b" | cut -f1)
 if [ "$bytes" -gt "$MAX_BYTES" ]; then

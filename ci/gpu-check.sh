@@ -63,10 +63,16 @@ done
 for tool in timeout sha256sum awk sort stat tar gzip; do
   command -v "$tool" >/dev/null || bad "needs $tool (coreutils, awk, tar, gzip)"
 done
-BUNDLE=$(cd "$from" && pwd)
+FROM=$(cd "$from" && pwd)
 if [ -z "$out" ]; then out=$(mktemp -d /tmp/gpu-check.XXXXXX); fi
 mkdir -p "$out" || bad "--out $out cannot be made"
 out=$(cd "$out" && pwd)
+WORK=$(mktemp -d /tmp/gpu-check-work.XXXXXX)
+WORK_NAME=gpu-check-$(date -u +%Y%m%dT%H%M%SZ)
+W=$WORK/$WORK_NAME
+mkdir -p "$W/steps"
+# The bundle as the steps use it: the bundle step's copy, unpacked.
+BUNDLE=$WORK/bundle
 if [ -n "$llmgw" ]; then
   [ -x "$llmgw" ] || bad "--llmgw $llmgw is not a program"
   LLMGW=$(cd "$(dirname "$llmgw")" && pwd)/$(basename "$llmgw")
@@ -74,19 +80,15 @@ else
   LLMGW=$BUNDLE/bin/llmgw
 fi
 TESTS=$BUNDLE/bin/gpu-tests
-WORK=$(mktemp -d /tmp/gpu-check-work.XXXXXX)
-WORK_NAME=gpu-check-$(date -u +%Y%m%dT%H%M%SZ)
-W=$WORK/$WORK_NAME
-mkdir -p "$W/steps"
 REHEARSE=$rehearse
-export BUNDLE LLMGW TESTS W REHEARSE
+export FROM BUNDLE LLMGW TESTS W REHEARSE
 # Loopback never through a proxy; and where the machine has no CA
 # certificates, the bundle's (llmgw's HTTPS client is built with them even to
 # reach the fake server over plain HTTP).
 export no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}"
-if [ -z "${SSL_CERT_FILE:-}" ] && [ -f "$BUNDLE/certs/ca-certificates.crt" ] &&
+if [ -z "${SSL_CERT_FILE:-}" ] && [ -f "$FROM/certs/ca-certificates.crt" ] &&
   ! ls /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt /etc/ssl/cert.pem >/dev/null 2>&1; then
-  export SSL_CERT_FILE=$BUNDLE/certs/ca-certificates.crt
+  export SSL_CERT_FILE=$FROM/certs/ca-certificates.crt
 fi
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
@@ -123,7 +125,7 @@ gpu_tests() {
     return 0
   fi
   local why
-  why=$(awk '/panicked at/ { p = 1; next } p && /^note: / { exit } p && NF { printf "%s%s", (n++ ? " | " : ""), $0 } n >= 3 { exit }' "$log")
+  why=$(awk '/panicked at/ { p = 1; next } p && /^(note: |stack backtrace:)/ { exit } p && NF { printf "%s%s", (n++ ? " | " : ""), $0 } n >= 3 { exit }' "$log")
   fail "${why:-bin/gpu-tests $name exited $rc without a panic message (steps/$name.gpu-tests.log)}"
 }
 # find_lib NAME: where the loader would find NAME (LD_LIBRARY_PATH, ldconfig's
@@ -144,35 +146,54 @@ export -f decided fail skip sets gpu_tests find_lib version_le
 # ------------------------------------------------------------ the steps
 step_bundle() {
   set -e
-  local m=$BUNDLE/MANIFEST.txt n=0 bytes=0
-  [ -f "$m" ] || fail "$BUNDLE has no MANIFEST.txt: not a bundle of ci/gpu-bundle.sh"
+  # The folder as carried is checked against its manifest, and copied to
+  # $BUNDLE with its gzipped files unpacked (and every program executable,
+  # whatever the copy that brought it here kept of the modes).
+  local m=$FROM/MANIFEST.txt n=0 bytes=0 packed=0
+  [ -f "$m" ] || fail "$FROM has no MANIFEST.txt: not a bundle of ci/gpu-bundle.sh"
+  rm -rf "$BUNDLE"
+  mkdir -p "$BUNDLE"
+  local f
+  (cd "$FROM" && find . -type f -printf '%P\n') | while read -r f; do
+    mkdir -p "$BUNDLE/$(dirname "$f")"
+    case "$f" in
+      *.gz) gzip -dc "$FROM/$f" >"$BUNDLE/${f%.gz}" || fail "$f: gzip cannot unpack it" ;;
+      *) cp "$FROM/$f" "$BUNDLE/$f" ;;
+    esac
+  done
+  for f in "$BUNDLE"/bin/* "$BUNDLE"/programs/* "$BUNDLE"/llama/* "$BUNDLE"/llama/*/*; do
+    [ -f "$f" ] && chmod +x "$f"
+  done
   local listed=$W/listed
   : >"$listed"
-  while read -r sha size path _; do
+  local sha size path what where have
+  while read -r sha size path what; do
     case "$sha" in '#'*|'') continue ;; esac
-    echo "$path" >>"$listed"
-    [ -f "$BUNDLE/$path" ] || fail "$path: listed in MANIFEST.txt, not in the bundle"
-    local have
-    have=$(stat -c %s "$BUNDLE/$path")
+    # Listed as unpacked: checked in the copy, once unpacked; else as carried.
+    case "$what" in
+      "(unpacked from $path.gz)"*) where=$BUNDLE/$path packed=$((packed + 1)) ;;
+      *) where=$FROM/$path; echo "$path" >>"$listed"; n=$((n + 1)); bytes=$((bytes + size)) ;;
+    esac
+    [ -f "$where" ] || fail "$path: listed in MANIFEST.txt, not in the bundle"
+    have=$(stat -c %s "$where")
     [ "$have" = "$size" ] || fail "$path: $have bytes, MANIFEST.txt says $size"
-    have=$(sha256sum "$BUNDLE/$path" | cut -d' ' -f1)
+    have=$(sha256sum "$where" | cut -d' ' -f1)
     [ "$have" = "$sha" ] || fail "$path: sha256 $have, MANIFEST.txt says $sha"
-    n=$((n + 1)); bytes=$((bytes + size))
   done <"$m"
   local extra
-  extra=$(cd "$BUNDLE" && find . -type f ! -name MANIFEST.txt -printf '%P\n' | LC_ALL=C sort | LC_ALL=C comm -23 - <(LC_ALL=C sort "$listed") | head -n 3 | tr '\n' ' ')
+  extra=$(cd "$FROM" && find . -type f ! -name MANIFEST.txt -printf '%P\n' | LC_ALL=C sort | LC_ALL=C comm -23 - <(LC_ALL=C sort "$listed") | head -n 3 | tr '\n' ' ')
   [ -z "$extra" ] || fail "not in MANIFEST.txt: $extra"
   for f in programs/standin-new programs/standin-old programs/libbackend.so hosts/rehearsal.json hosts/simulate.json \
     expected/programs.txt expected/standin-version.txt; do
-    grep -qx "$f" "$listed" || fail "the bundle has no $f"
+    [ -f "$BUNDLE/$f" ] || fail "the bundle has no $f"
   done
   [ -x "$LLMGW" ] || fail "no llmgw at $LLMGW (a fixture has none: give --llmgw)"
   if [ "$REHEARSE" = 0 ]; then
     for f in bin/gpu-tests model/tiny-llama.gguf; do
-      grep -qx "$f" "$listed" || fail "the bundle has no $f, which the check on a GPU needs (a fixture? only --rehearse runs on one)"
+      [ -f "$BUNDLE/$f" ] || fail "the bundle has no $f, which the check on a GPU needs (a fixture? only --rehearse runs on one)"
     done
   fi
-  decided "$n files, $bytes bytes, each with the size and sha256 MANIFEST.txt gives; $(sed -n 's/^# made by //p' "$m" | head -n 1)"
+  decided "$n files, $bytes bytes, each with the size and sha256 MANIFEST.txt gives ($packed of them unpacked and checked again); $(sed -n 's/^# made by //p' "$m" | head -n 1)"
 }
 
 step_llmgw() {
@@ -357,6 +378,14 @@ step_llama() {
   if [ -n "$floor" ] && [ "$floor" != - ] && [ -n "$have" ] && ! version_le "$floor" "$have"; then
     skip "the build needs glibc $floor (it was built on the bundle's machine), this machine has $have"
   fi
+  floor=$(sed -n 's/^floors .*GLIBCXX=\([^ ]*\).*/\1/p' "$BUNDLE/expected/llama.txt")
+  if [ -n "$floor" ] && [ "$floor" != - ]; then
+    local cxx
+    cxx=$(find_lib libstdc++.so.6)
+    [ -f "$cxx" ] || skip "the build needs libstdc++.so.6 (GLIBCXX_$floor), which this machine lacks"
+    have=$(grep -ao 'GLIBCXX_3\.4\.[0-9]*' "$cxx" | sed 's/GLIBCXX_//' | sort -V | tail -n 1)
+    version_le "$floor" "$have" || skip "the build needs GLIBCXX_$floor, this machine's $cxx has GLIBCXX_$have"
+  fi
   local cublas
   cublas=$(cublas_dir)
   echo "libcublas.so.13 from $cublas"
@@ -410,7 +439,7 @@ passed=0 failed=0 skipped=0
 STEPS_GPU="bundle:30 llmgw:60 driver:30 discover:60 mig:30 programs:90 server:30 provision:180 llama:180 torch:180 capture:60"
 STEPS_REHEARSE="bundle:30 llmgw:60 programs:90 server:30 provision:180 llama:180 capture:60"
 start=$(date +%s)
-say "bundle $BUNDLE; llmgw $LLMGW; writing to $out ($( [ "$REHEARSE" = 1 ] && echo "rehearsal: the steps that need no GPU" || echo "on this machine's GPUs"))"
+say "bundle $FROM; llmgw $LLMGW; writing to $out ($( [ "$REHEARSE" = 1 ] && echo "rehearsal: the steps that need no GPU" || echo "on this machine's GPUs"))"
 for s in $STEPS_GPU; do
   name=${s%%:*} limit=${s##*:}
   if [ "$REHEARSE" = 1 ] && [[ " $STEPS_REHEARSE " != *" $s "* ]]; then

@@ -30,9 +30,8 @@
  * program that loads its module at run time: then only the driver, at the
  * compute check, says whether it runs on the GPU (the old stand-in: llmgw's
  * reading of the files before they run would refuse it otherwise, which is
- * not the check this program is for). FATBIN names the file (FATBIN_SHA256,
- * its sha256, only keys zig's cache, which does not follow .incbin);
- * VERSION_LINE, BUILD_NUMBER and BUILD_COMMIT what it says. */
+ * not the check this program is for). FATBIN names the file; VERSION_LINE,
+ * BUILD_NUMBER and BUILD_COMMIT what it says. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
