@@ -12,6 +12,7 @@ mod edges;
 mod faults;
 mod fleet;
 mod fuzz_seeds;
+mod gpu_bundle;
 mod gpu_check;
 mod hostile;
 mod inspect;
