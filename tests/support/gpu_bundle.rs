@@ -20,8 +20,8 @@
 use std::path::{Path, PathBuf};
 
 use llmgw_core::converge::{Check, Outcome, State, Status};
-use llmgw_model::host::Host;
 use llmgw_core::recipe::{self, Published, Want};
+use llmgw_model::host::Host;
 use llmgw_sim::truth::{Asset, Catalog, File, Release};
 
 /// The release the stand-ins are published as: the build number and commit
