@@ -58,3 +58,28 @@ fn a_stalled_body_says_it_timed_out() {
     let got = http.http_get(&format!("{base}/release"), "application/json").unwrap_err();
     assert!(got.to_string().contains("timed out"), "{got}");
 }
+
+/// Issue 26, kinds 12 and 14: a redirect to `file://` is refused in words
+/// that say so (not "HTTP 302"), and one to a link-local metadata address
+/// is never followed; each refusal names the URL and the rule.
+#[test]
+fn a_redirect_goes_nowhere_a_download_may_not() {
+    let http = Http::loopback(2, 5).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = serve(Body::Redirect { to: "file:///etc/passwd".into() });
+    let got = http.download(&format!("{file}/asset"), &dir.path().join("a"), None).unwrap_err();
+    assert_eq!(
+        got.to_string(),
+        "refused to follow the server to `file:///etc/passwd`: a redirect to the scheme `file`; only http and https \
+         redirects are followed"
+    );
+    let metadata = serve(Body::Redirect { to: "http://169.254.169.254/latest/meta-data/".into() });
+    let got = http.http_get(&format!("{metadata}/release"), "application/json").unwrap_err();
+    let SysError::Refused { url, rule } = &got else { panic!("{got:?}") };
+    assert_eq!(url, "http://169.254.169.254/latest/meta-data/");
+    assert!(
+        rule.starts_with("a redirect from 127.0.0.1 to another host; only redirects within the same host"),
+        "{rule}"
+    );
+    assert!(!dir.path().join("a").exists() || std::fs::read(dir.path().join("a")).unwrap().is_empty());
+}

@@ -316,6 +316,17 @@ pub enum SysError {
     /// scheme it does not speak): asking again cannot help.
     #[error("the request cannot be made: {0}")]
     Request(String),
+    /// A redirect llmgw does not follow: to another scheme (`file://`), or
+    /// to a host the download may not go to
+    /// ([`crate::release::hosts::check_redirect`]). The one variant that
+    /// names a URL: the one refused, which the simulation never sends.
+    #[error("refused to follow the server to `{url}`: {rule}")]
+    Refused {
+        /// The URL redirected to.
+        url: String,
+        /// The rule it breaks, in words.
+        rule: String,
+    },
     /// The server sent the request round more redirects than llmgw follows
     /// (10): a loop, not worth asking again.
     #[error("the server redirected more than 10 times (a redirect loop)")]

@@ -185,7 +185,7 @@ impl Http {
             .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(connect_timeout))
             .timeout(Duration::from_secs(read_timeout))
-            .redirect(reqwest::redirect::Policy::limited(10))
+            .redirect(redirect_policy())
             .build()
             .map_err(|e| {
                 SysError::Network(format!(
@@ -233,7 +233,13 @@ impl Http {
         {
             req = req.bearer_auth(t);
         }
-        req.send().map_err(network)
+        let resp = req.send().map_err(network)?;
+        if resp.status().is_redirection()
+            && let Some(to) = resp.headers().get(reqwest::header::LOCATION)
+        {
+            return Err(unfollowed(resp.url(), &String::from_utf8_lossy(to.as_bytes())));
+        }
+        Ok(resp)
     }
 
     /// See [`super::System::http_get`].
@@ -442,9 +448,63 @@ impl Http {
     }
 }
 
+/// A redirect refused by [`llmgw_core::release::hosts::check_redirect`].
+#[derive(Debug)]
+struct RefusedRedirect {
+    url: String,
+    rule: String,
+}
+
+impl std::fmt::Display for RefusedRedirect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "refused to follow the server to `{}`: {}", self.url, self.rule)
+    }
+}
+
+impl std::error::Error for RefusedRedirect {}
+
+/// A redirect the client gave back unfollowed (it follows http and https
+/// only): refused, naming where it went and the rule.
+fn unfollowed(from: &reqwest::Url, location: &str) -> SysError {
+    match from.join(location) {
+        Ok(to) => {
+            let rule = llmgw_core::release::hosts::check_redirect(from, &to)
+                .err()
+                .unwrap_or_else(|| "a redirect the HTTP client does not follow".to_string());
+            SysError::Refused { url: to.to_string(), rule }
+        }
+        Err(e) => SysError::Refused { url: location.to_string(), rule: format!("a redirect to no valid URL ({e})") },
+    }
+}
+
+/// Up to 10 redirects, each where [`llmgw_core::release::hosts::check_redirect`] allows.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() > 10 {
+            return attempt.error("too many redirects");
+        }
+        let checked = match attempt.previous().last() {
+            Some(from) => llmgw_core::release::hosts::check_redirect(from, attempt.url()),
+            None => Ok(()),
+        };
+        match checked {
+            Ok(()) => attempt.follow(),
+            Err(rule) => {
+                let url = attempt.url().to_string();
+                attempt.error(RefusedRedirect { url, rule })
+            }
+        }
+    })
+}
+
 fn network(e: reqwest::Error) -> SysError {
     if e.is_redirect() {
-        return SysError::TooManyRedirects;
+        let refused = std::iter::successors(std::error::Error::source(&e), |s| s.source())
+            .find_map(|s| s.downcast_ref::<RefusedRedirect>());
+        return match refused {
+            Some(r) => SysError::Refused { url: r.url.clone(), rule: r.rule.clone() },
+            None => SysError::TooManyRedirects,
+        };
     }
     if e.is_builder() {
         let e = e.without_url();

@@ -199,7 +199,9 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
     // Every download URL parsed where it enters: a `file://`, `ftp://` or
     // relative one is the publisher's answer, refused now, never retried.
     for (i, a) in release.assets.iter().enumerate() {
-        if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url) {
+        if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
+            .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
+        {
             return Err(ReleaseError::Malformed {
                 repo: repo_s,
                 tag: tag_s,
@@ -251,7 +253,9 @@ pub fn list(sys: &mut dyn System, api: &str, repo: &str, at_most: usize) -> Resu
     out.truncate(at_most);
     for r in &out {
         for (i, a) in r.assets.iter().enumerate() {
-            if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url) {
+            if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
+                .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
+            {
                 return Err(fail(format!(
                     "release {}: assets[{i}].browser_download_url: `{}` {why}",
                     r.tag_name, a.browser_download_url
