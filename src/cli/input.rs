@@ -173,7 +173,8 @@ pub fn wants(flags: &[String], file: Option<&Path>, default: impl FnOnce() -> Ve
 /// A URL flag (`--github-api`, `--offline-base`): http:// or https:// with
 /// a host, checked when the command line is parsed.
 pub fn http_url(s: &str) -> Result<String, String> {
-    llmgw_core::recipe::check_http_url(s).map_err(|e| format!("`{s}` {e}"))?;
+    llmgw_core::recipe::check_http_url(s)
+        .map_err(|e| format!("`{}` {e}", llmgw_core::release::hosts::without_credentials(s)))?;
     Ok(s.to_string())
 }
 

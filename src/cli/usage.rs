@@ -22,7 +22,12 @@ pub fn refused(e: &clap::Error, args: &[String]) -> String {
         .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
         .collect();
-    format!("llmgw: {} (see {command} --help)\n", said.join(" "))
+    // A URL given with credentials (`--offline-base https://user:token@…`) is echoed without them.
+    let line = args.iter().filter(|a| a.contains("://")).fold(said.join(" "), |line, a| {
+        let shown = llmgw_model::text::without_credentials(a);
+        if shown == *a { line } else { line.replace(a.as_str(), &shown) }
+    });
+    format!("llmgw: {line} (see {command} --help)\n")
 }
 
 /// The command `args` ask for (`llmgw`, `llmgw simulate`, `llmgw bundle

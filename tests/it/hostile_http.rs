@@ -83,3 +83,35 @@ fn a_redirect_goes_nowhere_a_download_may_not() {
     );
     assert!(!dir.path().join("a").exists() || std::fs::read(dir.path().join("a")).unwrap().is_empty());
 }
+
+/// Issue 26, kind 14: the credentials of `--offline-base` never reach a
+/// log or a message, even at `-vv`, even when the mirror's answer is refused.
+#[test]
+fn credentials_in_the_offline_base_are_never_shown() {
+    let t = tempfile::tempdir().unwrap();
+    let mirror = serve(Body::Redirect { to: "file:///etc/passwd".into() });
+    let base = mirror.replace("http://", "http://ops:s3cret@") + "/mirror";
+    let sums = t.path().join("sums.json");
+    let asset = "uv-x86_64-unknown-linux-gnu.tar.gz";
+    std::fs::write(&sums, format!("{{\"{asset}\": \"{}\"}}", "0".repeat(64))).unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["-vv", "provision", "--host"])
+        .arg(super::host_path("v100.json"))
+        .args(["--want", "uv@0.12.20", "--offline-base", &base, "--offline-sha256"])
+        .arg(&sums)
+        .arg("--engines-dir")
+        .arg(t.path().join("engines"))
+        .output()
+        .unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(all.contains("refused to follow the server to `file:///etc/passwd`"), "the mirror was asked: {all}");
+    assert!(!all.contains("s3cret"), "{all}");
+    let bad = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["provision", "--want", "uv@0.12.20", "--offline-base", "ftp://ops:s3cret@mirror/x", "--offline-sha256"])
+        .arg(&sums)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{said}");
+    assert!(said.contains("`ftp://***@mirror/x`") && !said.contains("s3cret"), "{said}");
+}

@@ -67,6 +67,18 @@ pub fn for_markdown_cell(text: &str) -> String {
     for_terminal(text).replace('|', "\\|")
 }
 
+/// A URL as it may be shown in a log or a message: the userinfo of its
+/// authority (`https://user:token@mirror/…`, RFC 3986 § 3.2.1) replaced by
+/// `***`; a URL without one comes back as it is.
+pub fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

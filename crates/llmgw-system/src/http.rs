@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use llmgw_core::archive::Limits;
+use llmgw_core::release::hosts::without_credentials;
 use llmgw_core::system::{Downloaded, FetchJob, Fetched, HttpResponse, SysError, Wait};
 
 use crate::unpack;
@@ -471,9 +472,11 @@ fn unfollowed(from: &reqwest::Url, location: &str) -> SysError {
             let rule = llmgw_core::release::hosts::check_redirect(from, &to)
                 .err()
                 .unwrap_or_else(|| "a redirect the HTTP client does not follow".to_string());
-            SysError::Refused { url: to.to_string(), rule }
+            SysError::Refused { url: without_credentials(to.as_str()), rule }
         }
-        Err(e) => SysError::Refused { url: location.to_string(), rule: format!("a redirect to no valid URL ({e})") },
+        Err(e) => {
+            SysError::Refused { url: without_credentials(location), rule: format!("a redirect to no valid URL ({e})") }
+        }
     }
 }
 
@@ -490,7 +493,7 @@ fn redirect_policy() -> reqwest::redirect::Policy {
         match checked {
             Ok(()) => attempt.follow(),
             Err(rule) => {
-                let url = attempt.url().to_string();
+                let url = without_credentials(attempt.url().as_str());
                 attempt.error(RefusedRedirect { url, rule })
             }
         }

@@ -247,7 +247,8 @@ impl Want {
                 ));
             }
             Some(base) => {
-                check_http_url(base).map_err(|e| format!("offline_base: `{base}` {e}"))?;
+                check_http_url(base)
+                    .map_err(|e| format!("offline_base: `{}` {e}", llmgw_model::text::without_credentials(base)))?;
                 if self.offline_sha256.is_empty() {
                     return Err("offline_sha256: names no checksum; an offline want needs the control plane's \
                                 checksums of its assets beside offline_base"

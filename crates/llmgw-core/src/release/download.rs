@@ -101,7 +101,11 @@ pub fn fetch_unpack_verified(
     verified_twice(sys, asset, Some(first), |sys, first| {
         let got = crate::retry::fetch_unpack(sys, &asset.name, job, first).map_err(|error| {
             if asset.digest_from != DigestFrom::Publisher {
-                tracing::info!("downloading {} from {} failed: {error}", asset.name, job.url);
+                tracing::info!(
+                    "downloading {} from {} failed: {error}",
+                    asset.name,
+                    super::hosts::without_credentials(&job.url)
+                );
             }
             download_failed(asset, error)
         })?;

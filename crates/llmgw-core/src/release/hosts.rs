@@ -23,6 +23,8 @@ pub const GITHUB_RELEASE_HOST: &str = "github.com";
 pub const GITHUB_REDIRECT_HOSTS: &[&str] =
     &["release-assets.githubusercontent.com", "objects.githubusercontent.com", "github-releases.githubusercontent.com"];
 
+pub use llmgw_model::text::without_credentials;
+
 /// Whether `url` and `other` are on the same host and port.
 fn same_host(url: &Url, other: &Url) -> bool {
     url.host_str().map(str::to_ascii_lowercase) == other.host_str().map(str::to_ascii_lowercase)
@@ -92,6 +94,17 @@ mod tests {
         assert!(metadata.starts_with("is on 169.254.169.254, which is neither https://github.com"), "{metadata}");
         assert!(check_asset_url("http://github.com/o/r/a.tar.gz", api).is_err(), "https only");
         assert!(check_asset_url("http://127.0.0.1:10/a", "http://127.0.0.1:9").is_err(), "another port");
+    }
+
+    #[test]
+    fn credentials_never_show() {
+        assert_eq!(
+            without_credentials("https://ops:s3cret@mirror.internal/llmgw"),
+            "https://***@mirror.internal/llmgw"
+        );
+        assert_eq!(without_credentials("https://tok@mirror.internal/"), "https://***@mirror.internal/");
+        assert_eq!(without_credentials("https://mirror.internal/llmgw"), "https://mirror.internal/llmgw");
+        assert_eq!(without_credentials("https://ops:s3cret@mirror:99999/x"), "https://***@mirror:99999/x");
     }
 
     #[test]
