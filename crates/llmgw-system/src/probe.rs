@@ -38,7 +38,7 @@ use crate::files::{Files, free_bytes};
 use llmgw_core::discover::{DiscoverError, NvmlReport, Probe, STATIC_NO_NVML, VULKAN_ICD_DIRS, parse};
 #[cfg(not(target_env = "musl"))]
 use llmgw_core::discover::{NVML_LIBRARY, NvmlGpu};
-use llmgw_core::system::{Cmd, Output};
+use llmgw_core::system::{Cmd, Ended, Output};
 
 /// The capture file that answers for reading `path`; `None` for a file discovery does not read.
 pub fn file_source(path: &Path) -> Option<&'static str> {
@@ -317,10 +317,11 @@ impl Probe for Capture<'_> {
             if !out.stderr.is_empty() {
                 self.keep(&format!("{name}.stderr"), out.stderr.clone());
             }
-            match out.code {
-                Some(0) => {}
-                Some(c) => self.keep(&format!("{name}.exit"), format!("{c}\n")),
-                None => self.keep(&format!("{name}.exit"), "killed\n"),
+            match out.ended {
+                Ended::Exited(0) => {}
+                Ended::Exited(c) => self.keep(&format!("{name}.exit"), format!("{c}\n")),
+                Ended::Signalled(n) => self.keep(&format!("{name}.exit"), format!("signal {n}\n")),
+                Ended::TimedOut { .. } => self.keep(&format!("{name}.exit"), "killed\n"),
             }
         }
         Ok(answer)
@@ -443,15 +444,19 @@ impl Probe for ReplayProbe {
         let name = command_source(cmd).ok_or_else(|| self.unknown(&format!("running `{}`", cmd.display())))?;
         let Some(stdout) = self.text(name)? else { return Ok(None) };
         let stderr = self.text(&format!("{name}.stderr"))?.unwrap_or_default();
-        let code = match self.text(&format!("{name}.exit"))? {
-            None => Some(0),
-            Some(t) if t.trim() == "killed" => None,
-            Some(t) => Some(t.trim().parse::<i32>().map_err(|_| DiscoverError::Replay {
-                path: self.dir.join(format!("{name}.exit")),
-                message: format!("`{}` is neither an exit code nor `killed`", t.trim()),
-            })?),
+        let bad = |t: &str| DiscoverError::Replay {
+            path: self.dir.join(format!("{name}.exit")),
+            message: format!("`{t}` is neither an exit code, `signal N` nor `killed`"),
         };
-        Ok(Some(Output { code, stdout, stderr }))
+        let ended = match self.text(&format!("{name}.exit"))?.as_deref().map(str::trim) {
+            None => Ended::Exited(0),
+            Some("killed") => Ended::TimedOut { secs: cmd.timeout_secs },
+            Some(t) => match t.strip_prefix("signal ") {
+                Some(n) => Ended::Signalled(n.trim().parse::<i32>().map_err(|_| bad(t))?),
+                None => Ended::Exited(t.parse::<i32>().map_err(|_| bad(t))?),
+            },
+        };
+        Ok(Some(Output { ended, stdout, stderr, ..Output::default() }))
     }
 
     fn find_program(&mut self, name: &str) -> Result<Option<PathBuf>, DiscoverError> {
@@ -494,10 +499,10 @@ mod tests {
     fn the_real_probe_runs_and_reads() {
         let mut p = RealProbe::new();
         let out = p.run(&Cmd::new("sh", ["-c", "echo out; echo err >&2; exit 3"])).unwrap().unwrap();
-        assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(3), "out\n", "err\n"));
+        assert_eq!((out.code(), out.stdout.as_str(), out.stderr.as_str()), (Some(3), "out\n", "err\n"));
         assert_eq!(p.run(&Cmd::new("llmgw-no-such-program", ["x"])).unwrap(), None);
         let slow = p.run(&Cmd::new("sleep", ["5"]).timeout(0)).unwrap().unwrap();
-        assert_eq!(slow.code, None);
+        assert_eq!(slow.ended, Ended::TimedOut { secs: 0 });
         assert_eq!(p.read_file(Path::new("/no/such/file")).unwrap(), None);
         assert!(p.free_bytes(Path::new("/no/such/dir/below")).unwrap() > 0);
         assert!(p.find_program("sh").unwrap().is_some());
@@ -518,7 +523,7 @@ mod tests {
         cap.finish(dir.path()).unwrap();
         let mut replay = ReplayProbe::new(dir.path()).unwrap();
         let out = replay.run(&llmgw_core::discover::nvidia_smi_command()).unwrap().unwrap();
-        assert_eq!((out.code, out.stdout.as_str()), (Some(9), "NVIDIA-SMI has failed\n"));
+        assert_eq!((out.code(), out.stdout.as_str()), (Some(9), "NVIDIA-SMI has failed\n"));
         assert_eq!(replay.list_dir(Path::new("/etc/vulkan/icd.d")).unwrap().unwrap(), ["nvidia_icd.json"]);
         assert_eq!(replay.list_dir(Path::new("/usr/local/share/vulkan/icd.d")).unwrap(), None);
         assert_eq!(replay.run(&llmgw_core::discover::uname_command()).unwrap(), None);

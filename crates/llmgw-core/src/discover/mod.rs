@@ -194,7 +194,7 @@ pub trait Probe {
     /// Runs a command to completion within its time limit (`LC_ALL=C`, so
     /// tools speak the language the parsers read); `Ok(None)` when the
     /// program does not exist. A program that ran and failed, or was killed
-    /// at its time limit (`code: None`), is an [`Output`].
+    /// at its time limit ([`crate::system::Ended::TimedOut`]), is an [`Output`].
     ///
     /// # Errors
     /// [`DiscoverError::Io`] when it exists and cannot be started.
@@ -529,8 +529,7 @@ fn nvidia(
             }
             None => what = "nvidia-smi is not on this machine: no NVIDIA GPU".into(),
             Some(out) if !out.success() => {
-                let code =
-                    out.code.map_or_else(|| "was killed at its time limit".to_string(), |c| format!("exited {c}"));
+                let code = out.ended;
                 let line = parse::first_line(&said(&out)).to_string();
                 warnings.push(format!("the NVIDIA driver is there but failing: nvidia-smi {code}: {line}"));
                 what = format!("nvidia-smi {code}: no NVIDIA GPU listed");
