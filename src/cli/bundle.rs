@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use llmgw_core::recipe::Engine;
 use llmgw_core::report::{EXIT_FAULT, EXIT_OK};
 use llmgw_model::host::Arch;
 use llmgw_system::offline::bundle::{self, BundleError};
@@ -130,8 +129,7 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
     let all = input::wants(&args.wants, args.wants_file.as_deref(), Vec::new)?;
     // Python engines are skipped with a note while another want remains;
     // with none left, bundle::create refuses them in words.
-    let (python, carried): (Vec<_>, Vec<_>) =
-        all.iter().cloned().partition(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang));
+    let (python, carried): (Vec<_>, Vec<_>) = all.iter().cloned().partition(|w| w.engine.from_pypi());
     let wants = if carried.is_empty() {
         all
     } else {

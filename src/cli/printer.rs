@@ -49,8 +49,7 @@ pub fn report_text(report: &Report) -> String {
 
 fn engine_block(out: &mut String, s: &Status) {
     let variant = s.variant.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-    let asked = s.want.split(['@', ':']).nth(1).unwrap_or_default();
-    let other = if s.state == State::Ready && s.version != asked {
+    let other = if s.state == State::Ready && s.version != s.want.version {
         format!(" (installed {})", s.version)
     } else {
         String::new()

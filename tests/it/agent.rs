@@ -142,8 +142,8 @@ fn a_kick_or_a_changed_wants_file_cuts_the_wait_short_and_a_malformed_one_is_ign
         );
         let p = next(&mut running).await;
         assert_eq!(p.began.as_secs(), 400);
-        let wants: Vec<_> = p.status.engines.iter().map(|s| (s.want.as_str(), s.state)).collect();
-        assert_eq!(wants, [("llama.cpp@b10850", State::Failed), ("uv@0.12.20", State::Ready)]);
+        let wants: Vec<_> = p.status.engines.iter().map(|s| (s.want.to_string(), s.state)).collect();
+        assert_eq!(wants, [("llama.cpp@b10850".to_string(), State::Failed), ("uv@0.12.20".to_string(), State::Ready)]);
         assert_eq!(p.changes.len(), 1, "only uv is new; llama.cpp fails as before: {:?}", p.changes);
         stop(running).await;
     });
@@ -218,7 +218,7 @@ fn an_engine_built_by_hand_is_reported_and_never_installed_over_and_a_disabled_o
         running.task.await.unwrap();
         p
     });
-    let installed: Vec<_> = p.status.engines.iter().map(|s| s.want.as_str()).collect();
+    let installed: Vec<_> = p.status.engines.iter().map(|s| s.want.to_string()).collect();
     assert_eq!(installed, ["uv@0.12.20"]);
     let not: Vec<_> = p.status.not_installed.iter().map(|n| n.want.as_str()).collect();
     assert_eq!(not, ["llama.cpp@b10850", "vllm@0.20.1"]);

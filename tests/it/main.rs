@@ -6,6 +6,7 @@
 mod agent;
 mod anywhere;
 mod architecture;
+mod cases;
 mod cli;
 mod discover;
 mod edges;

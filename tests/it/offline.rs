@@ -418,10 +418,7 @@ fn the_matrix_offline_rows_show_the_same_variants_as_online() {
     let hosts: Vec<(String, llmgw_model::host::Host)> =
         OFFLINE_HOSTS.iter().map(|id| (id.to_string(), super::host(&format!("{id}.json")))).collect();
     let cells = run_offline(&hosts, &llmgw_sim::matrix_wants(), embedded_catalog(), None).unwrap();
-    let offline_wants = llmgw_sim::matrix_wants()
-        .iter()
-        .filter(|w| matches!(w.engine, llmgw_core::recipe::Engine::LlamaCpp | llmgw_core::recipe::Engine::Uv))
-        .count();
+    let offline_wants = llmgw_sim::matrix_wants().iter().filter(|w| !w.engine.from_pypi()).count();
     assert!(offline_wants >= 2);
     assert_eq!(cells.len(), OFFLINE_HOSTS.len() * offline_wants, "the llama.cpp and uv wants on each host");
     for c in &cells {

@@ -82,7 +82,9 @@ fn any_gpu(host: &Host) -> Host {
             name: "NVIDIA H100 80GB HBM3".into(),
             compute_capability: ComputeCapability::parse("9.0").unwrap(),
             memory_mib: 81559,
+            mig: vec![],
         }],
+        l4t: None,
     });
     h
 }
@@ -173,8 +175,7 @@ fn the_simulated_uv_resolves_as_the_real_uv_on_every_matrix_host() {
     };
     let http = Http::loopback(5, 60).unwrap();
     let effects = Local { http: http.clone(), files: Files::scratch() };
-    let wants: Vec<Want> =
-        llmgw_sim::default_wants().into_iter().filter(|w| matches!(w.engine, Engine::Vllm | Engine::Sglang)).collect();
+    let wants: Vec<Want> = llmgw_sim::default_wants().into_iter().filter(|w| w.engine.from_pypi()).collect();
     let hosts_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("matrix/hosts");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&hosts_dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();

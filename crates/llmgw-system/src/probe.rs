@@ -9,9 +9,11 @@
 //! | `os-release` | `/etc/os-release` (or `/usr/lib/os-release`) |
 //! | `cpuinfo`, `meminfo`, `hostname` | `/proc/cpuinfo`, `/proc/meminfo`, `/proc/sys/kernel/hostname` |
 //! | `proc-driver-nvidia-version`, `sys-module-nvidia-version` | the NVIDIA kernel module's version files |
+//! | `proc-version` | `/proc/version` (a WSL 2 kernel says so) |
+//! | `nv-tegra-release` | `/etc/nv_tegra_release`, a Jetson's L4T release |
 //! | `libstdcxx-glibcxx` | the `GLIBCXX_3.4[.N]` names in the system `libstdc++.so.6`, one a line |
 //! | `vulkan-icd` | the paths of the files in the Vulkan `icd.d` directories, one a line |
-//! | `uname-m`, `ldd-version`, `getconf-gnu-libc-version`, `nvidia-smi.csv`, `packages.txt` | a command's standard output |
+//! | `uname-m`, `ldd-version`, `getconf-gnu-libc-version`, `nvidia-smi.csv`, `nvidia-smi-L`, `packages.txt` | a command's standard output (`nvidia-smi-L`: `nvidia-smi -L`, the GPUs and their MIG instances) |
 //! | `NAME.stderr`, `NAME.exit` | beside a command's file: its standard error, and its exit code when not 0 (`killed` at its time limit) |
 //! | `package-manager` | the path of the package manager's installer (`/usr/bin/apt-get`) |
 //! | `statvfs` | free bytes of the engines directory's file system, then the engines directory asked about |
@@ -47,6 +49,8 @@ pub fn file_source(path: &Path) -> Option<&'static str> {
         "/proc/sys/kernel/hostname" => "hostname",
         "/proc/driver/nvidia/version" => "proc-driver-nvidia-version",
         "/sys/module/nvidia/version" => "sys-module-nvidia-version",
+        "/proc/version" => "proc-version",
+        "/etc/nv_tegra_release" => "nv-tegra-release",
         _ if path.file_name().is_some_and(|n| n == "libstdc++.so.6") => LIBSTDCXX,
         _ => return None,
     };
@@ -73,6 +77,7 @@ pub fn command_source(cmd: &Cmd) -> Option<&'static str> {
         ("uname", Some("-m")) => "uname-m",
         ("ldd", Some("--version")) => "ldd-version",
         ("getconf", Some("GNU_LIBC_VERSION")) => "getconf-gnu-libc-version",
+        ("nvidia-smi", Some("-L")) => "nvidia-smi-L",
         ("nvidia-smi", _) => "nvidia-smi.csv",
         ("dpkg-query" | "rpm" | "apk", _) => "packages.txt",
         _ => return None,

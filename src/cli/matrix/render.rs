@@ -25,8 +25,11 @@ pub fn cell_text(c: &Cell) -> String {
     let ready = s.state == llmgw_core::converge::State::Ready;
     let mut t = match (&s.variant, ready) {
         (Some(v), true) => {
-            let asked = c.want.split(['@', ':']).nth(1).unwrap_or_default();
-            if s.version == asked { v.clone() } else { format!("{v} {}", s.version) }
+            if s.version == s.want.version {
+                v.clone()
+            } else {
+                format!("{v} {}", s.version)
+            }
         }
         _ => s.state.as_str().to_string(),
     };

@@ -74,19 +74,7 @@ mod tests {
     use crate::recipe::Want;
 
     fn status(want: &str, state: State, detail: &str) -> Status {
-        let w = Want::parse(want).unwrap();
-        Status {
-            want: want.into(),
-            engine: w.engine,
-            version: w.version,
-            variant: None,
-            state,
-            detail: detail.into(),
-            note: None,
-            binary: None,
-            attempts: vec![],
-            resolved: None,
-        }
+        Status::new(&Want::parse(want).unwrap(), state, detail.into())
     }
 
     #[test]

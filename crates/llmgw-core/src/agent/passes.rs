@@ -16,7 +16,7 @@ use super::report::{self, Probed};
 use super::schedule::Schedule;
 use super::status::{AgentStatus, NotInstalled, PassRecord, changes};
 use crate::converge::State;
-use crate::recipe::{Want, WantsFile};
+use crate::recipe::{Want, WantName, WantsFile};
 
 /// What the loop is told while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct Agent {
     config: AgentConfig,
     status_file: Option<PathBuf>,
     schedule: Schedule,
-    last: BTreeMap<String, (State, String)>,
+    last: BTreeMap<WantName, (State, String)>,
     /// What the configured binaries answered in the last pass.
     configured: Probed,
     passes: u64,

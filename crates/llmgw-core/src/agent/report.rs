@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::converge::{State, Status};
-use crate::recipe::{Engine, compare_versions};
+use crate::recipe::{Engine, VersionCheck, VersionSyntax, compare_versions};
 use crate::system::{Cmd, System};
 
 /// Where a reported version was seen.
@@ -57,7 +57,7 @@ pub struct Reported {
 /// the version of every `ready` status, oldest first, without repeats.
 pub fn installed(statuses: &[Status]) -> BTreeMap<Engine, Vec<String>> {
     let mut out: BTreeMap<Engine, Vec<String>> = BTreeMap::new();
-    for s in statuses.iter().filter(|s| s.state == State::Ready && s.engine != Engine::Uv) {
+    for s in statuses.iter().filter(|s| s.state == State::Ready && s.engine.descriptor().reported) {
         let v = out.entry(s.engine).or_default();
         if !v.contains(&s.version) {
             v.push(s.version.clone());
@@ -88,7 +88,7 @@ pub fn merge(
     for (e, v) in installed.iter().filter(|(_, v)| !v.is_empty()) {
         out.insert(*e, Reported { engine: *e, versions: v.clone(), seen: Seen::Installed });
     }
-    out.into_values().filter(|r| !disabled.contains(&r.engine) && r.engine != Engine::Uv).collect()
+    out.into_values().filter(|r| !disabled.contains(&r.engine) && r.engine.descriptor().reported).collect()
 }
 
 /// Seconds a configured binary's version command may take.
@@ -102,12 +102,9 @@ pub const PROBE_TIMEOUT_SECS: u64 = 30;
 /// uv is not asked.
 pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> Probed {
     let mut out = BTreeMap::new();
-    for (&engine, binary) in binaries.iter().filter(|(e, _)| **e != Engine::Uv) {
-        let (args, asked): (Vec<&str>, &str) = match engine {
-            Engine::Sglang => (vec!["-c", "import sglang; print(sglang.__version__)"], "`import sglang`"),
-            _ => (vec!["--version"], "--version"),
-        };
-        let cmd = Cmd::new(binary, args).timeout(PROBE_TIMEOUT_SECS);
+    for (&engine, binary) in binaries.iter().filter(|(e, _)| e.descriptor().reported) {
+        let VersionCheck { args, asked } = engine.descriptor().checked_with;
+        let cmd = Cmd::new(binary, args.iter().copied()).timeout(PROBE_TIMEOUT_SECS);
         let why = match sys.run(&cmd) {
             Ok(o) if o.success() => match version_in(engine, &format!("{}\n{}", o.stdout, o.stderr)) {
                 Some(v) => {
@@ -141,7 +138,7 @@ pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> Prob
 /// 10850 (3f1c2a9)`) is `b11459`; the others print their dotted version (a
 /// local label such as `+cu129` is dropped).
 pub fn version_in(engine: Engine, text: &str) -> Option<String> {
-    if engine == Engine::LlamaCpp {
+    if engine.descriptor().versions == VersionSyntax::BuildTag {
         return crate::recipe::build_in_version_line(text).map(|n| format!("b{n}"));
     }
     text.split_whitespace()

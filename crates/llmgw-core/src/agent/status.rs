@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::report::Reported;
 use crate::converge::{State, Status};
+use crate::recipe::WantName;
 
 /// A want the agent does not install, and why (the configuration disables
 /// its engine, or names its binary).
@@ -60,8 +61,8 @@ impl AgentStatus {
 /// One want's status that changed since the last pass (or is new).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    /// The want as written.
-    pub want: String,
+    /// The want.
+    pub want: WantName,
     /// Its state now.
     pub state: State,
     /// Its detail now.
@@ -78,7 +79,7 @@ impl Change {
 /// The statuses whose state or detail differ from `last` (the previous
 /// pass's, by want), and `last` updated; wants no longer asked for are
 /// forgotten.
-pub fn changes(last: &mut BTreeMap<String, (State, String)>, statuses: &[Status]) -> Vec<Change> {
+pub fn changes(last: &mut BTreeMap<WantName, (State, String)>, statuses: &[Status]) -> Vec<Change> {
     let mut out = Vec::new();
     let mut now = BTreeMap::new();
     for s in statuses {

@@ -11,7 +11,7 @@
 
 use super::Config;
 use super::failure::BuildFailure;
-use crate::recipe::{self, Engine, Want};
+use crate::recipe::{Publisher, Want};
 use crate::release::{ReleaseError, ReleaseSource};
 use crate::system::System;
 
@@ -59,17 +59,13 @@ pub(super) fn unpublished(
     source: &mut ReleaseSource,
     want: &Want,
 ) -> Option<String> {
-    match want.engine {
-        Engine::LlamaCpp => None,
-        Engine::Uv => {
-            let repo = recipe::repository_of(want.engine)?;
-            match source.release(sys, repo, &want.version) {
-                Err(e @ ReleaseError::NoRelease { .. }) => Some(e.to_string()),
-                _ => None,
-            }
-        }
-        Engine::Vllm | Engine::Sglang => {
-            let project = want.engine.as_str();
+    match want.engine.descriptor().publisher {
+        Publisher::Releases { assets_decide: true, .. } => None,
+        Publisher::Releases { repo, .. } => match source.release(sys, repo, &want.version) {
+            Err(e @ ReleaseError::NoRelease { .. }) => Some(e.to_string()),
+            _ => None,
+        },
+        Publisher::PyPi { project } => {
             let versions = pypi_versions(sys, cfg, project).ok()?;
             (!lists(&versions, &want.version)).then(|| format!("PyPI has no {project} {}", want.version))
         }

@@ -25,12 +25,35 @@ pub struct Installer<'a> {
     sys: &'a mut dyn System,
     host: &'a Host,
     cfg: &'a Config,
-    /// The release metadata of the want being converged: the publisher's,
-    /// seen once per pass, or while an offline want converges, its mirror's.
-    source: ReleaseSource,
-    /// The `latest` want being converged at a version it resolved to: what
-    /// the install record says it was installed for.
-    asked: Option<Want>,
+    /// The publisher's release metadata, seen once per pass.
+    publisher: ReleaseSource,
+}
+
+/// One want's context, passed to each of its steps: the want as asked,
+/// and where its builds come from.
+struct Job {
+    /// The want as asked: the want itself, or for a `latest` want converged
+    /// at the version it resolved to, the `latest` want; what the install
+    /// record says it was installed for.
+    asked: Want,
+    /// An offline want's mirror, with release metadata of its own; `None`
+    /// for a want installed from the publisher (the pass's metadata).
+    mirror: Option<ReleaseSource>,
+}
+
+impl Job {
+    /// The context of `want` (one version), asked as `asked`; its origin is
+    /// the want's own.
+    fn new(cfg: &Config, asked: &Want, want: &Want) -> Job {
+        let origin = Origin::of(want);
+        let mirror = origin.is_mirror().then(|| ReleaseSource::new(&cfg.github_api, origin));
+        Job { asked: asked.clone(), mirror }
+    }
+}
+
+/// The release metadata a job's builds come from: its mirror's, or the publisher's.
+fn source<'s>(publisher: &'s mut ReleaseSource, job: &'s mut Job) -> &'s mut ReleaseSource {
+    job.mirror.as_mut().unwrap_or(publisher)
 }
 
 /// What looking at earlier installs found: builds removed as broken, notes.
@@ -55,7 +78,7 @@ enum Verified {
 impl<'a> Installer<'a> {
     /// A pass over the machine `sys` described by `host`, installing as `cfg` says.
     pub fn new(sys: &'a mut dyn System, host: &'a Host, cfg: &'a Config) -> Installer<'a> {
-        Installer { sys, host, cfg, source: ReleaseSource::new(&cfg.github_api, Origin::Publisher), asked: None }
+        Installer { sys, host, cfg, publisher: ReleaseSource::new(&cfg.github_api, Origin::Publisher) }
     }
 
     /// Converges every want in order; one status per want. What an
@@ -84,16 +107,14 @@ impl<'a> Installer<'a> {
     /// earlier for it stays ready, saying why.
     pub fn converge_one(&mut self, want: &Want) -> Status {
         if !want.is_latest() {
-            return self.converge_version(want);
+            return self.converge_version(want, want);
         }
         let _span = tracing::info_span!("converge", want = %want).entered();
         match super::latest::resolve(self.sys, self.cfg, want, self.host) {
             Ok(resolved) => {
                 tracing::info!("{want} is {}", resolved.version);
-                self.asked = Some(want.clone());
-                let mut status = self.converge_version(&want.at(&resolved.version));
-                self.asked = None;
-                status.want = want.to_string();
+                let mut status = self.converge_version(&want.at(&resolved.version), want);
+                status.want = want.name();
                 let mut notes: Vec<String> = status.note.take().into_iter().collect();
                 if !resolved.skipped.is_empty() {
                     notes.push(format!("newer, passed over: {}", resolved.skipped.join("; ")));
@@ -137,11 +158,10 @@ impl<'a> Installer<'a> {
             let concrete = want.at(&v);
             let Ok(plan) = recipe::plan_published(&concrete, self.host, Published::Unknown) else { continue };
             let mut earlier = Earlier::default();
-            self.asked = Some(want.clone());
-            let found = self.with_origin(&concrete, |me| me.already_installed(&concrete, &plan, &mut earlier));
-            self.asked = None;
+            let mut job = Job::new(self.cfg, want, &concrete);
+            let found = self.already_installed(&mut job, &concrete, &plan, &mut earlier);
             if let Some(mut status) = found {
-                status.want = want.to_string();
+                status.want = want.name();
                 return Some(status);
             }
         }
@@ -158,7 +178,7 @@ impl<'a> Installer<'a> {
             .filter(|e| !e.is_dir && e.name.ends_with(".json"))
             .filter_map(|e| self.sys.read(&dir.join(&e.name)).ok().flatten())
             .filter_map(|bytes| serde_json::from_slice::<InstallRecord>(&bytes).ok())
-            .filter(|r| r.for_want == want.to_string())
+            .filter(|r| r.for_want == want.name())
             .collect()
     }
 
@@ -200,12 +220,14 @@ impl<'a> Installer<'a> {
         }
     }
 
-    /// Converges one want of one version: an install recorded answers first,
+    /// Converges one want of one version, asked as `asked` (itself, or the
+    /// `latest` want it resolved from): an install recorded answers first,
     /// then the release's plan is installed.
-    fn converge_version(&mut self, want: &Want) -> Status {
+    fn converge_version(&mut self, want: &Want, asked: &Want) -> Status {
         let _span = tracing::info_span!("converge", want = %want).entered();
         let origin = Origin::of(want);
-        if origin.is_mirror() && matches!(want.engine, recipe::Engine::Vllm | recipe::Engine::Sglang) {
+        let mut job = Job::new(self.cfg, asked, want);
+        if origin.is_mirror() && want.engine.from_pypi() {
             let reason = format!(
                 "{} is installed from PyPI, which an offline mirror does not carry; offline wants install llama.cpp and uv",
                 want.engine
@@ -216,7 +238,7 @@ impl<'a> Installer<'a> {
         // rules' plan names the builds that can be installed here.
         let mut earlier = Earlier::default();
         if let Ok(plan) = recipe::plan_published(want, self.host, Published::Unknown)
-            && let Some(ready) = self.with_origin(want, |me| me.already_installed(want, &plan, &mut earlier))
+            && let Some(ready) = self.already_installed(&mut job, want, &plan, &mut earlier)
         {
             return ready;
         }
@@ -224,7 +246,7 @@ impl<'a> Installer<'a> {
         // version that does not exist is said as such, and a build whose
         // assets the release lacks is left out, saying so.
         let listed: Option<Vec<String>> = match (origin.is_mirror(), recipe::release_of(want)) {
-            (false, Some((repo, tag))) => match self.source.release(self.sys, repo, &tag) {
+            (false, Some((repo, tag))) => match self.publisher.release(self.sys, repo, &tag) {
                 Ok(release) => Some(release.assets.iter().map(|a| a.name.clone()).collect()),
                 Err(e @ ReleaseError::NoRelease { .. }) => {
                     return refused(want, State::Failed, e.to_string(), vec![]);
@@ -239,14 +261,14 @@ impl<'a> Installer<'a> {
         match recipe::plan_published(want, self.host, published) {
             // The release's plan can name builds the rules did not (a
             // toolkit the tag table has not heard of): their installs too.
-            Ok(plan) => self.with_origin(want, |me| match me.already_installed(want, &plan, &mut earlier) {
+            Ok(plan) => match self.already_installed(&mut job, want, &plan, &mut earlier) {
                 Some(ready) => ready,
-                None => me.try_candidates(want, &plan, earlier),
-            }),
+                None => self.try_candidates(&mut job, want, &plan, earlier),
+            },
             // Refused by the rules: first whether the version exists at all
             // (an offline want's mirror is not asked: it is a bundle's).
             Err(refusal) => match (!origin.is_mirror())
-                .then(|| super::exists::unpublished(self.sys, self.cfg, &mut self.source, want))
+                .then(|| super::exists::unpublished(self.sys, self.cfg, &mut self.publisher, want))
                 .flatten()
             {
                 Some(why) => refused(want, State::Failed, why, vec![]),
@@ -262,37 +284,22 @@ impl<'a> Installer<'a> {
     /// origin; the plan can come from a recipe or from a test. An install
     /// already recorded for the want answers first.
     pub fn install_plan(&mut self, want: &Want, plan: Plan) -> Status {
-        self.with_origin(want, |me| {
-            let mut earlier = Earlier::default();
-            match me.already_installed(want, &plan, &mut earlier) {
-                Some(ready) => ready,
-                None => me.try_candidates(want, &plan, earlier),
-            }
-        })
-    }
-
-    /// Runs `f` with the release source of the want's origin (a mirror's
-    /// for an offline want).
-    fn with_origin<T>(&mut self, want: &Want, f: impl FnOnce(&mut Self) -> T) -> T {
-        let origin = Origin::of(want);
-        if !origin.is_mirror() {
-            return f(self);
+        let mut job = Job::new(self.cfg, want, want);
+        let mut earlier = Earlier::default();
+        match self.already_installed(&mut job, want, &plan, &mut earlier) {
+            Some(ready) => ready,
+            None => self.try_candidates(&mut job, want, &plan, earlier),
         }
-        let mut mirror = ReleaseSource::new(&self.cfg.github_api, origin);
-        std::mem::swap(&mut self.source, &mut mirror);
-        let out = f(self);
-        std::mem::swap(&mut self.source, &mut mirror);
-        out
     }
 
     /// An install already recorded for this want, in the recipe's order of
     /// preference, that verifies: its ready status. One made for another
     /// want (`:vulkan` asked for by name) does not answer a want that leaves
     /// the choice to the machine. A broken one is removed, said in `earlier`.
-    fn already_installed(&mut self, want: &Want, plan: &Plan, earlier: &mut Earlier) -> Option<Status> {
+    fn already_installed(&mut self, job: &mut Job, want: &Want, plan: &Plan, earlier: &mut Earlier) -> Option<Status> {
         for build in &plan.candidates {
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
-            match self.verify_installed(want, build, &paths) {
+            match self.verify_installed(job, want, build, &paths) {
                 Verified::Absent => {}
                 Verified::Untrusted(why) if !earlier.notes.contains(&why) => {
                     tracing::info!(variant = %build.variant, "{why}");
@@ -326,7 +333,7 @@ impl<'a> Installer<'a> {
     }
 
     /// Installs each candidate in turn until one works.
-    fn try_candidates(&mut self, want: &Want, plan: &Plan, earlier: Earlier) -> Status {
+    fn try_candidates(&mut self, job: &mut Job, want: &Want, plan: &Plan, earlier: Earlier) -> Status {
         let Earlier { mut attempts, notes: earlier_notes } = earlier;
         let mut notes = plan.notes.clone();
         notes.extend(earlier_notes);
@@ -336,7 +343,7 @@ impl<'a> Installer<'a> {
             let _span = tracing::info_span!("build", variant = %build.variant).entered();
             tracing::info!("trying the {} build, candidate {} of {}", build.variant, i + 1, plan.candidates.len());
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
-            let result = self.install_build(want, build, &paths);
+            let result = self.install_build(job, want, build, &paths);
             let _ = self.sys.remove(&paths.staging);
             match result {
                 Ok((binary, why)) => {
@@ -357,18 +364,9 @@ impl<'a> Installer<'a> {
             }
         }
         attempts.extend(left_out(plan));
-        Status {
-            want: want.to_string(),
-            engine: want.engine,
-            version: want.version.clone(),
-            variant: None,
-            state: State::Failed,
-            detail: format!("no build of {} {} works on this node: {}", want.engine, want.version, failures.join("; ")),
-            note: join_notes(notes),
-            binary: None,
-            attempts,
-            resolved: None,
-        }
+        let detail =
+            format!("no build of {} {} works on this node: {}", want.engine, want.version, failures.join("; "));
+        Status { note: join_notes(notes), attempts, ..Status::new(want, State::Failed, detail) }
     }
 
     /// A failure in words, its paths relative to the engines directory.
@@ -377,7 +375,7 @@ impl<'a> Installer<'a> {
     }
 
     /// Whether an install of `build` is recorded, whole and working.
-    fn verify_installed(&mut self, want: &Want, build: &Build, paths: &Paths) -> Verified {
+    fn verify_installed(&mut self, job: &Job, want: &Want, build: &Build, paths: &Paths) -> Verified {
         let record = match self.sys.read(&paths.record) {
             Ok(Some(bytes)) => match serde_json::from_slice::<InstallRecord>(&bytes) {
                 Ok(r) => r,
@@ -392,8 +390,8 @@ impl<'a> Installer<'a> {
         };
         // A build chosen by name (`:vulkan`) answers only wants that name it;
         // one the machine chose answers any want it is a candidate of.
-        let chosen_by_name = record.for_want.contains(':');
-        if chosen_by_name && want.variant.is_none() && record.for_want != want.to_string() {
+        let chosen_by_name = record.for_want.variant.is_some();
+        if chosen_by_name && want.variant.is_none() && record.for_want != want.name() {
             return Verified::Absent;
         }
         // An offline want trusts the control plane's checksums only: an install
@@ -401,7 +399,7 @@ impl<'a> Installer<'a> {
         // offline_sha256 gives for that asset. Otherwise it is left in place
         // (it may answer online wants) and the build is installed afresh from
         // the mirror, checked against those checksums.
-        if let Origin::Mirror { sha256, .. } = self.source.origin() {
+        if let Some(Origin::Mirror { sha256, .. }) = job.mirror.as_ref().map(ReleaseSource::origin) {
             let trusted = !record.assets.is_empty()
                 && record.assets.iter().all(|a| sha256.get(&a.name).is_some_and(|h| h.eq_ignore_ascii_case(&a.sha256)));
             if !trusted {
@@ -521,17 +519,27 @@ impl<'a> Installer<'a> {
 
     /// Installs one build into staging, checks it, and commits it: the
     /// binary, and what proved that it works.
-    fn install_build(&mut self, want: &Want, build: &Build, paths: &Paths) -> Result<(PathBuf, String), BuildFailure> {
+    fn install_build(
+        &mut self,
+        job: &mut Job,
+        want: &Want,
+        build: &Build,
+        paths: &Paths,
+    ) -> Result<(PathBuf, String), BuildFailure> {
         // The release first: a version that does not exist costs nothing more.
         match &build.source {
             Source::Archives { repo, tag, assets, .. } => {
                 // Every asset verifiable before any is downloaded: an offline
                 // asset without the control plane's checksum is never fetched.
                 for name in assets {
-                    self.source.asset(self.sys, want.engine, &build.version, (repo, tag), name)?.sha256()?;
+                    source(&mut self.publisher, job)
+                        .asset(self.sys, want.engine, &build.version, (repo, tag), name)?
+                        .sha256()?;
                 }
             }
-            Source::Python(env) => python::preflight(self.sys, self.cfg, &mut self.source, want, build, env)?,
+            Source::Python(env) => {
+                python::preflight(self.sys, self.cfg, source(&mut self.publisher, job), want, build, env)?
+            }
         }
         // Free disk, before anything is written.
         let free = self.sys.disk_free(&self.cfg.engines_dir)?;
@@ -542,17 +550,18 @@ impl<'a> Installer<'a> {
         let installed = packages::ensure(self.sys, family, build)?;
         // What the build does after this point, it does with the packages
         // installed: a failure says so, as the node is changed all the same.
-        let (binary, why) = self.install_tree(want, build, paths).map_err(|failure| match installed.is_empty() {
-            false => BuildFailure::AfterPackages { failure: Box::new(failure), installed: installed.clone() },
-            // Packages would have given it libraries, not kernels or a newer glibc.
-            true if family == llmgw_model::host::PackageFamily::None
-                && !build.packages.is_empty()
-                && !matches!(failure, BuildFailure::Inspected(_)) =>
-            {
-                BuildFailure::NoPackageManager { failure: Box::new(failure), packages: packages::by_family(build) }
-            }
-            true => failure,
-        })?;
+        let (binary, why) =
+            self.install_tree(job, want, build, paths).map_err(|failure| match installed.is_empty() {
+                false => BuildFailure::AfterPackages { failure: Box::new(failure), installed: installed.clone() },
+                // Packages would have given it libraries, not kernels or a newer glibc.
+                true if family == llmgw_model::host::PackageFamily::None
+                    && !build.packages.is_empty()
+                    && !matches!(failure, BuildFailure::Inspected(_)) =>
+                {
+                    BuildFailure::NoPackageManager { failure: Box::new(failure), packages: packages::by_family(build) }
+                }
+                true => failure,
+            })?;
         match installed.is_empty() {
             true => Ok((binary, why)),
             false => Ok((binary, format!("installed {}; {why}", super::failure::packages_in_words(&installed)))),
@@ -586,13 +595,19 @@ impl<'a> Installer<'a> {
 
     /// Builds the tree in staging, checks it, and commits it: the binary,
     /// and what proved that it works.
-    fn install_tree(&mut self, want: &Want, build: &Build, paths: &Paths) -> Result<(PathBuf, String), BuildFailure> {
+    fn install_tree(
+        &mut self,
+        job: &mut Job,
+        want: &Want,
+        build: &Build,
+        paths: &Paths,
+    ) -> Result<(PathBuf, String), BuildFailure> {
         self.sys.remove(&paths.staging)?;
         self.sys.create_dir_all(&paths.downloads())?;
         let tree = paths.tree();
         let built = match &build.source {
             Source::Archives { .. } => {
-                archives::fetch_and_unpack(self.sys, &mut self.source, want.engine, build, paths)?
+                archives::fetch_and_unpack(self.sys, source(&mut self.publisher, job), want.engine, build, paths)?
             }
             Source::Python(env) => {
                 let requirements = self.requirements(build)?;
@@ -605,8 +620,14 @@ impl<'a> Installer<'a> {
                             detail: "a Python environment is made by uv".into(),
                         },
                     )?;
-                let mut built =
-                    python::create_env(self.sys, self.cfg, &mut self.source, (build, env), paths, Path::new(&uv))?;
+                let mut built = python::create_env(
+                    self.sys,
+                    self.cfg,
+                    source(&mut self.publisher, job),
+                    (build, env),
+                    paths,
+                    Path::new(&uv),
+                )?;
                 built.depends_on = requirements
                     .iter()
                     .map(|r| format!("{} {} {}", r.engine, r.version, r.variant.as_deref().unwrap_or("")))
@@ -633,7 +654,7 @@ impl<'a> Installer<'a> {
         self.sys.rename(&tree, &paths.install)?;
         let record = InstallRecord {
             engine: want.engine,
-            for_want: self.asked.as_ref().unwrap_or(want).to_string(),
+            for_want: job.asked.name(),
             version: build.version.clone(),
             variant: build.variant.clone(),
             binary: rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
@@ -650,18 +671,8 @@ impl<'a> Installer<'a> {
 }
 
 fn refused(want: &Want, state: State, detail: String, excluded: Vec<recipe::Exclusion>) -> Status {
-    Status {
-        want: want.to_string(),
-        engine: want.engine,
-        version: want.version.clone(),
-        variant: None,
-        state,
-        detail,
-        note: None,
-        binary: None,
-        attempts: excluded.into_iter().map(|e| Attempt::new(e.variant, Outcome::LeftOut, e.reason)).collect(),
-        resolved: None,
-    }
+    let attempts = excluded.into_iter().map(|e| Attempt::new(e.variant, Outcome::LeftOut, e.reason)).collect();
+    Status { attempts, ..Status::new(want, state, detail) }
 }
 
 fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
@@ -669,26 +680,17 @@ fn left_out(plan: &Plan) -> impl Iterator<Item = Attempt> + '_ {
 }
 
 fn ready(want: &Want, build: &Build, binary: PathBuf, notes: Vec<String>, attempts: Vec<Attempt>, how: &str) -> Status {
-    Status {
-        want: want.to_string(),
-        engine: want.engine,
-        version: build.version.clone(),
-        variant: Some(build.variant.clone()),
-        state: State::Ready,
-        detail: format!("{} {} {} {how}", want.engine, build.version, build.variant),
-        note: join_notes(notes),
-        binary: Some(binary.display().to_string()),
-        attempts,
-        resolved: None,
-    }
+    let detail = format!("{} {} {} {how}", want.engine, build.version, build.variant);
+    let status = Status { note: join_notes(notes), attempts, ..Status::new(want, State::Ready, detail) };
+    status.installed(&build.version, &build.variant, &binary)
 }
 
 /// Orders two versions of `engine`: llama.cpp's build tags by their
 /// number (`b9999` before `b11459`), the others by PEP 440.
 fn version_order(engine: Engine, a: &str, b: &str) -> std::cmp::Ordering {
     let build = |v: &str| v.strip_prefix('b').and_then(|n| n.parse::<u64>().ok());
-    match (engine, build(a), build(b)) {
-        (Engine::LlamaCpp, Some(x), Some(y)) => x.cmp(&y),
+    match (engine.descriptor().versions, build(a), build(b)) {
+        (recipe::VersionSyntax::BuildTag, Some(x), Some(y)) => x.cmp(&y),
         _ => recipe::compare_versions(a, b),
     }
 }

@@ -10,7 +10,7 @@
 
 use super::Config;
 use crate::recipe::wheel_name::WheelName;
-use crate::recipe::{self, Engine, Published, Want, compare_versions};
+use crate::recipe::{self, Published, Publisher, Want, compare_versions};
 use crate::release::{self, index};
 use crate::system::System;
 use llmgw_model::host::Host;
@@ -35,21 +35,29 @@ pub struct Resolved {
 /// A sentence naming what was looked at: the releases or the index page
 /// that could not be had, or that none of them has a build for this host.
 pub fn resolve(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, String> {
-    match want.engine {
-        Engine::LlamaCpp | Engine::Uv => from_releases(sys, cfg, want, host),
-        Engine::Vllm | Engine::Sglang => from_index(sys, cfg, want, host),
+    match want.engine.descriptor().publisher {
+        Publisher::Releases { repo, skip_prereleases, .. } => {
+            from_releases(sys, cfg, want, host, repo, skip_prereleases)
+        }
+        Publisher::PyPi { .. } => from_index(sys, cfg, want, host),
     }
 }
 
-fn from_releases(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, String> {
-    let repo = recipe::repository_of(want.engine).expect("llama.cpp and uv publish on GitHub");
+fn from_releases(
+    sys: &mut dyn System,
+    cfg: &Config,
+    want: &Want,
+    host: &Host,
+    repo: &str,
+    skip_prereleases: bool,
+) -> Result<Resolved, String> {
     let releases = release::list(sys, &cfg.github_api, repo, RELEASES_LOOKED_AT).map_err(|e| e.to_string())?;
     let mut skipped = Vec::new();
     for r in &releases {
         let tag = &r.tag_name;
         let why = if r.draft {
             Some("a draft".to_string())
-        } else if r.prerelease && want.engine == Engine::Uv {
+        } else if r.prerelease && skip_prereleases {
             Some("a prerelease".to_string())
         } else if let Err(e) = want.engine.check_version(tag) {
             // llama.cpp's vX.Y.Z releases carry only `nightly-tag.txt`.

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::{Build, Engine};
+use crate::recipe::{Build, Engine, WantName};
 use crate::system::{SysError, System, UnpackedFile};
 
 /// What was installed, written beside the install once it was seen to work.
@@ -33,7 +33,7 @@ pub struct InstallRecord {
     /// The engine.
     pub engine: Engine,
     /// The want it was installed for: `llama.cpp@b10850`, `llama.cpp@b10850:vulkan`.
-    pub for_want: String,
+    pub for_want: WantName,
     /// The version installed.
     pub version: String,
     /// The variant installed.

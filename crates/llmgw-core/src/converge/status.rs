@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::Engine;
+use crate::recipe::{Engine, Want, WantName};
 
 /// Where a want stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -17,10 +17,6 @@ pub enum State {
     Unsupported,
     /// The engine is not for this node (a GPU engine without a GPU): not a fault.
     NotHere,
-    /// Not looked at yet.
-    Pending,
-    /// Being installed.
-    Installing,
 }
 
 impl State {
@@ -31,8 +27,6 @@ impl State {
             State::Failed => "failed",
             State::Unsupported => "unsupported",
             State::NotHere => "not_here",
-            State::Pending => "pending",
-            State::Installing => "installing",
         }
     }
 
@@ -132,7 +126,7 @@ impl Check {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
     /// The want this status answers, as written: `vllm@0.20.1`, `llama.cpp@b10850:vulkan`.
-    pub want: String,
+    pub want: WantName,
     /// The engine.
     pub engine: Engine,
     /// The version installed (can differ from the one asked for), or asked for.
@@ -155,4 +149,34 @@ pub struct Status {
     /// want and when `latest` could not be resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<String>,
+}
+
+impl Status {
+    /// The status of `want` in `state`, saying `detail`: its version the
+    /// one asked for, nothing installed, no build tried, no note. Every
+    /// status starts here; [`Status::installed`] adds the build a ready one
+    /// installed.
+    pub fn new(want: &Want, state: State, detail: String) -> Status {
+        Status {
+            want: want.name(),
+            engine: want.engine,
+            version: want.version.clone(),
+            variant: None,
+            state,
+            detail,
+            note: None,
+            binary: None,
+            attempts: vec![],
+            resolved: None,
+        }
+    }
+
+    /// This status with a build installed: its version and variant (the
+    /// version can differ from the one asked for), and its binary's path.
+    pub fn installed(mut self, version: &str, variant: &str, binary: &std::path::Path) -> Status {
+        self.version = version.to_string();
+        self.variant = Some(variant.to_string());
+        self.binary = Some(binary.display().to_string());
+        self
+    }
 }

@@ -61,7 +61,7 @@ pub enum BuildsError {
 /// when `version` is not in the engine's form; [`BuildsError::NoBuild`] when
 /// the engine publishes no build for `arch` that this installer uses.
 pub fn builds(engine: Engine, version: &str, arch: Arch) -> Result<Vec<BundledBuild>, BuildsError> {
-    if matches!(engine, Engine::Vllm | Engine::Sglang) {
+    if engine.from_pypi() {
         return Err(BuildsError::FromPyPI(engine));
     }
     engine.check_version(version).map_err(BuildsError::BadVersion)?;

@@ -28,7 +28,7 @@ impl Checksums {
             Checksums::Map(m) => m.clone(),
             // A Python engine is never installed offline (its want is
             // `unsupported`, saying why); it keeps the checksums as given.
-            Checksums::Manifest(m) if matches!(engine, Engine::Vllm | Engine::Sglang) => m.sha256_by_asset(),
+            Checksums::Manifest(m) if engine.from_pypi() => m.sha256_by_asset(),
             Checksums::Manifest(m) => m.sha256_for(engine, version),
         }
     }

@@ -92,7 +92,7 @@ impl Manifest {
         let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
         for (i, e) in m.files.iter().enumerate() {
             let at = |what: &str, msg: String| format!("files[{i}].{what}: {msg}");
-            if matches!(e.engine, Engine::Vllm | Engine::Sglang) {
+            if e.engine.from_pypi() {
                 return Err(at(
                     "engine",
                     format!("{} is installed from PyPI, which a bundle does not carry", e.engine),

@@ -12,9 +12,10 @@
 
 use std::collections::BTreeMap;
 
+use super::engine::{Descriptor, Publisher, Variants, VersionCheck, VersionSyntax, toolkit};
 use super::{
-    Build, Exclusion, GpuBackend, GpuCheck, GpuNeeds, Jit, ModelRun, Offer, Plan, Published, Refusal, Source, Want,
-    pick, unsupported,
+    Build, Engine, Exclusion, GpuBackend, GpuCheck, GpuNeeds, Jit, ModelRun, Offer, Plan, Published, Refusal, Source,
+    Want, pick, unsupported,
 };
 use llmgw_model::host::{Arch, ComputeCapability, Host, PackageFamily};
 use llmgw_model::nvidia;
@@ -22,21 +23,24 @@ use llmgw_model::nvidia;
 /// The GitHub repository of the releases.
 pub(super) const REPO: &str = "ggml-org/llama.cpp";
 
-/// Whether `v` names a build llama.cpp publishes for Linux: `cpu`, `vulkan`,
-/// or `cuda-<major>.<minor>` (`cuda-13.4`).
-pub(super) fn is_variant(v: &str) -> bool {
-    matches!(v, "cpu" | "vulkan") || v.strip_prefix("cuda-").and_then(toolkit).is_some()
-}
-
-/// The variants in words, for a message.
-pub(super) const VARIANTS_IN_WORDS: &str = "cpu, vulkan, cuda-<X.Y> (cuda-13.4, cuda-12.8)";
-
-/// A toolkit `major.minor` read from text: `13.4` → `(13, 4)`.
-fn toolkit(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.split_once('.')?;
-    let ok = |t: &str| !t.is_empty() && t.len() <= 3 && t.bytes().all(|c| c.is_ascii_digit());
-    (ok(a) && ok(b)).then(|| (a.parse().ok(), b.parse().ok())).and_then(|(a, b)| Some((a?, b?)))
-}
+/// llama.cpp: release archives whose asset lists say which builds each tag
+/// has; variants `cpu`, `vulkan` and `cuda-<major>.<minor>` (`cuda-13.4`);
+/// versions are build tags; `llama-server --version` says the build.
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    engine: Engine::LlamaCpp,
+    name: "llama.cpp",
+    aliases: &["llamacpp", "llama-cpp"],
+    publisher: Publisher::Releases { repo: REPO, assets_decide: true, skip_prereleases: false },
+    variants: Variants::NamedAndCuda {
+        named: &["cpu", "vulkan"],
+        in_words: "cpu, vulkan, cuda-<X.Y> (cuda-13.4, cuda-12.8)",
+    },
+    versions: VersionSyntax::BuildTag,
+    example: "b11459",
+    checked_with: VersionCheck::VERSION_FLAG,
+    reported: true,
+    plan,
+};
 
 /// The CUDA toolkits of a tag's Linux CUDA builds when its asset list is not
 /// known: none before b10969, 13.3 (and 12.8 on x64) up to b11070, 13.4
@@ -527,6 +531,7 @@ mod tests {
         let k = ggml_default_kernels((12, 8));
         assert_eq!(k.sass_exact, [ComputeCapability::new(12, 0)]);
         assert_eq!(k.ptx[0].to_string(), "5.0");
+        let is_variant = |v| DESCRIPTOR.is_variant(v);
         assert!(is_variant("cuda-13.4") && is_variant("vulkan") && !is_variant("cuda-13") && !is_variant("rocm"));
     }
 }

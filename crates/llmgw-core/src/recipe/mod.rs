@@ -7,6 +7,7 @@
 //!
 //! | file | what lives there |
 //! | --- | --- |
+//! | `engine.rs` | each engine's descriptor: publisher, variants, version syntax, version check |
 //! | `want.rs` | wants and wants files, engines, versions |
 //! | `wheel_name.rs` | wheel file names, their tags, and which hosts can install them |
 //! | `llama_cpp.rs`, `uv.rs`, `vllm.rs`, `sglang.rs`, `python.rs` | each engine's recipe; what the Python engines share |
@@ -14,6 +15,7 @@
 //! Pure core: functions of (want, host), over `llmgw_model`'s host and
 //! NVIDIA rules. Uses: nothing of this crate.
 
+pub mod engine;
 mod llama_cpp;
 mod python;
 mod sglang;
@@ -29,11 +31,12 @@ use serde::Serialize;
 use llmgw_model::host::{ComputeCapability, Host, PackageFamily};
 use llmgw_model::nvidia;
 
+pub use engine::{Descriptor, Publisher, VersionCheck, VersionSyntax};
 pub use llama_cpp::build_in_version_line;
 pub use python::{PYTHON, UV_VERSION};
 pub use want::{
-    Engine, LATEST, MAX_VERSION_BYTES, Want, WantsFile, check_http_url, compare_versions, first_repeat, is_sha256_hex,
-    plain_name, wants_json_schema,
+    Engine, LATEST, MAX_VERSION_BYTES, Want, WantName, WantNameError, WantsFile, check_http_url, compare_versions,
+    first_repeat, is_sha256_hex, plain_name, wants_json_schema,
 };
 
 /// One published build, chosen for one machine.
@@ -251,26 +254,28 @@ pub enum Refusal {
     },
 }
 
+impl Engine {
+    /// The engine's descriptor, declared in its recipe's file.
+    pub fn descriptor(self) -> &'static Descriptor {
+        match self {
+            Engine::LlamaCpp => &llama_cpp::DESCRIPTOR,
+            Engine::Vllm => &vllm::DESCRIPTOR,
+            Engine::Sglang => &sglang::DESCRIPTOR,
+            Engine::Uv => &uv::DESCRIPTOR,
+        }
+    }
+}
+
 /// Whether `engine` publishes a build named `variant`, for checking a
 /// want's `:VARIANT` (llama.cpp's CUDA builds are named after their
 /// toolkit: any `cuda-X.Y`).
 pub fn is_variant(engine: Engine, variant: &str) -> bool {
-    match engine {
-        Engine::LlamaCpp => llama_cpp::is_variant(variant),
-        Engine::Uv => uv::VARIANTS.contains(&variant),
-        Engine::Vllm => vllm::VARIANTS.contains(&variant),
-        Engine::Sglang => sglang::VARIANTS.contains(&variant),
-    }
+    engine.descriptor().is_variant(variant)
 }
 
 /// An engine's variants in words, for a message: `cu13, cu129, cu12`.
 pub fn variants_in_words(engine: Engine) -> String {
-    match engine {
-        Engine::LlamaCpp => llama_cpp::VARIANTS_IN_WORDS.to_string(),
-        Engine::Uv => uv::VARIANTS.join(", "),
-        Engine::Vllm => vllm::VARIANTS.join(", "),
-        Engine::Sglang => sglang::VARIANTS.join(", "),
-    }
+    engine.descriptor().variants_in_words()
 }
 
 /// What is known of the release a want's builds are published in.
@@ -287,18 +292,17 @@ pub enum Published<'a> {
 /// assets of one (llama.cpp): `(repo, tag)`. A release's asset list decides
 /// which of its builds exist ([`plan_published`]).
 pub fn release_of(want: &Want) -> Option<(&'static str, String)> {
-    (want.engine == Engine::LlamaCpp).then(|| (llama_cpp::REPO, want.version.clone()))
+    match want.engine.descriptor().publisher {
+        Publisher::Releases { repo, assets_decide: true, .. } => Some((repo, want.version.clone())),
+        _ => None,
+    }
 }
 
 /// The GitHub repository whose releases publish `engine`'s builds:
 /// `ggml-org/llama.cpp`, `astral-sh/uv`; `None` for the engines installed
 /// from a package index.
 pub fn repository_of(engine: Engine) -> Option<&'static str> {
-    match engine {
-        Engine::LlamaCpp => Some(llama_cpp::REPO),
-        Engine::Uv => Some(uv::REPO),
-        Engine::Vllm | Engine::Sglang => None,
-    }
+    engine.descriptor().repository()
 }
 
 /// The candidates for a want on a host, best first, with every build left
@@ -317,13 +321,9 @@ pub fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
 pub fn latest_is_not_planned(want: &Want) -> String {
     format!(
         "`{want}` names no version to plan: `latest` is resolved against the publisher when the want is \
-         installed (simulate, provision, agent); plan a version such as {}",
-        match want.engine {
-            Engine::LlamaCpp => "llama.cpp@b11459",
-            Engine::Vllm => "vllm@0.20.1",
-            Engine::Sglang => "sglang@0.5.4",
-            Engine::Uv => "uv@0.12.20",
-        }
+         installed (simulate, provision, agent); plan a version such as {}@{}",
+        want.engine,
+        want.engine.descriptor().example
     )
 }
 
@@ -338,7 +338,7 @@ pub fn plan_published(want: &Want, host: &Host, published: Published) -> Result<
     }
     // Every build here is linked against glibc: llama.cpp's and uv's are
     // built on glibc systems, and vLLM's and SGLang's wheels are manylinux.
-    let gpu_engine = matches!(want.engine, Engine::Vllm | Engine::Sglang);
+    let gpu_engine = want.engine.from_pypi();
     if host.os.libc == llmgw_model::host::Libc::Musl && !(gpu_engine && host.nvidia.is_none()) {
         if want.engine == Engine::Uv {
             // uv publishes static musl builds, but it is installed here only
@@ -356,12 +356,7 @@ pub fn plan_published(want: &Want, host: &Host, published: Published) -> Result<
             want.engine, host.os.id, host.os.version
         )));
     }
-    match want.engine {
-        Engine::LlamaCpp => llama_cpp::plan(want, host, published),
-        Engine::Uv => uv::plan(want, host),
-        Engine::Vllm => vllm::plan(want, host),
-        Engine::Sglang => sglang::plan(want, host),
-    }
+    (want.engine.descriptor().plan)(want, host, published)
 }
 
 /// What a build needs of the host's NVIDIA side.

@@ -3,13 +3,26 @@
 //! Python and its proof is an import. Every fact here is read from the
 //! wheels PyPI serves (`mocks/pypi/pypi.json` names each with its sha256).
 
+use super::engine::{Descriptor, Publisher, Variants, VersionCheck, VersionSyntax};
 use super::python::{PYTHON, env_build, gpu_engine_here, torch_check, torch_without_cuda};
-use super::{GpuNeeds, Offer, Plan, PythonEnv, Refusal, Want, compare_versions, pick, unsupported};
+use super::{Engine, GpuNeeds, Offer, Plan, PythonEnv, Refusal, Want, compare_versions, pick, unsupported};
 use llmgw_model::host::{Arch, ComputeCapability, Host};
 use llmgw_model::nvidia;
 
-/// The variants of SGLang this recipe installs.
-pub(super) const VARIANTS: &[&str] = &["cu13", "cu12"];
+/// SGLang: from PyPI, variants `cu13` and `cu12`; dotted versions; its
+/// environment's Python imports it and prints its version.
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    engine: Engine::Sglang,
+    name: "sglang",
+    aliases: &[],
+    publisher: Publisher::PyPi { project: "sglang" },
+    variants: Variants::Named(&["cu13", "cu12"]),
+    versions: VersionSyntax::Pep440,
+    example: "0.5.4",
+    checked_with: VersionCheck { args: &["-c", "import sglang; print(sglang.__version__)"], asked: "`import sglang`" },
+    reported: true,
+    plan: |want, host, _| plan(want, host),
+};
 
 /// The first SGLang whose PyPI build is CUDA 13: 0.5.11 pins torch 2.11.0
 /// and `cuda-python>=13.0`; 0.5.4 pins torch 2.8.0 (CUDA 12.8) and

@@ -3,18 +3,31 @@
 
 use std::collections::BTreeMap;
 
-use super::{Build, GpuNeeds, Offer, Plan, Refusal, Source, Want, pick, unsupported};
+use super::engine::{Descriptor, Publisher, Variants, VersionCheck, VersionSyntax};
+use super::{Build, Engine, GpuNeeds, Offer, Plan, Published, Refusal, Source, Want, pick, unsupported};
 use llmgw_model::host::{Arch, Host};
-
-/// The variants this recipe installs: the GNU targets of x86-64 and aarch64.
-pub(super) const VARIANTS: &[&str] = &["x86_64", "aarch64"];
 
 /// The GitHub repository of the releases; tags have no `v` (`0.12.20`).
 /// Source: `astral-sh/uv@crates/uv-bin-install/src/lib.rs` (download URLs).
-pub(super) const REPO: &str = "astral-sh/uv";
+const REPO: &str = "astral-sh/uv";
 
-/// Plans uv on a host.
-pub(super) fn plan(want: &Want, host: &Host) -> Result<Plan, Refusal> {
+/// uv: release archives (prereleases passed over), one per GNU target of
+/// x86-64 and aarch64, the variants; dotted versions; a tool, not reported.
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    engine: Engine::Uv,
+    name: "uv",
+    aliases: &[],
+    publisher: Publisher::Releases { repo: REPO, assets_decide: false, skip_prereleases: true },
+    variants: Variants::Named(&["x86_64", "aarch64"]),
+    versions: VersionSyntax::Pep440,
+    example: "0.12.20",
+    checked_with: VersionCheck::VERSION_FLAG,
+    reported: false,
+    plan,
+};
+
+/// Plans uv on a host; what the release lists does not change its one build per target.
+fn plan(want: &Want, host: &Host, _: Published) -> Result<Plan, Refusal> {
     let target = match host.arch {
         Arch::Amd64 => "x86_64",
         Arch::Arm64 => "aarch64",

@@ -4,16 +4,29 @@
 //! PyTorch's cu129 index. Every fact here is read from the wheels PyPI
 //! serves (`mocks/pypi/pypi.json` names each with its sha256).
 
+use super::engine::{Descriptor, Publisher, Variants, VersionCheck, VersionSyntax};
 use super::python::{PYTHON, env_build, gpu_engine_here, torch_check, torch_without_cuda};
 use super::{
-    Exclusion, ExtraIndex, GpuNeeds, Offer, Plan, PythonEnv, Refusal, ReleaseWheel, Want, compare_versions, pick,
-    unsupported,
+    Engine, Exclusion, ExtraIndex, GpuNeeds, Offer, Plan, PythonEnv, Refusal, ReleaseWheel, Want, compare_versions,
+    pick, unsupported,
 };
 use llmgw_model::host::{Arch, ComputeCapability, Host};
 use llmgw_model::nvidia;
 
-/// The variants of vLLM this recipe installs.
-pub(super) const VARIANTS: &[&str] = &["cu13", "cu129", "cu12"];
+/// vLLM: from PyPI (its CUDA 12.9 builds as wheels of its GitHub releases),
+/// variants `cu13`, `cu129`, `cu12`; dotted versions; `vllm --version`.
+pub(super) const DESCRIPTOR: Descriptor = Descriptor {
+    engine: Engine::Vllm,
+    name: "vllm",
+    aliases: &[],
+    publisher: Publisher::PyPi { project: "vllm" },
+    variants: Variants::Named(&["cu13", "cu129", "cu12"]),
+    versions: VersionSyntax::Pep440,
+    example: "0.20.1",
+    checked_with: VersionCheck::VERSION_FLAG,
+    reported: true,
+    plan: |want, host, _| plan(want, host),
+};
 
 /// The first vLLM whose PyPI build is CUDA 13: PyPI's 0.20.0 and 0.20.1
 /// wheels' `vllm/_C.abi3.so` need `libcudart.so.13` and pin torch 2.11.0

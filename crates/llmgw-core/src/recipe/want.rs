@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::engine::VersionSyntax;
+
 /// An engine the installer knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Engine {
@@ -26,12 +28,7 @@ impl Engine {
 
     /// The engine's name in wants and reports: `llama.cpp`, `vllm`, `sglang`, `uv`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::LlamaCpp => "llama.cpp",
-            Engine::Vllm => "vllm",
-            Engine::Sglang => "sglang",
-            Engine::Uv => "uv",
-        }
+        self.descriptor().name
     }
 
     /// Parses an engine name; `llamacpp` and `llama-cpp` are taken for `llama.cpp`.
@@ -39,13 +36,16 @@ impl Engine {
     /// # Errors
     /// A sentence naming the unknown engine and listing the known ones.
     pub fn parse(s: &str) -> Result<Engine, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "llama.cpp" | "llamacpp" | "llama-cpp" => Ok(Engine::LlamaCpp),
-            "vllm" => Ok(Engine::Vllm),
-            "sglang" => Ok(Engine::Sglang),
-            "uv" => Ok(Engine::Uv),
-            _ => Err(format!("unknown engine `{s}`; the engines are llama.cpp, vllm, sglang and uv")),
-        }
+        let name = s.trim().to_ascii_lowercase();
+        let named = |e: &Engine| {
+            let d = e.descriptor();
+            d.name == name || d.aliases.contains(&name.as_str())
+        };
+        Engine::ALL.into_iter().find(named).ok_or_else(|| {
+            let names: Vec<&str> = Engine::ALL.iter().map(|e| e.as_str()).collect();
+            let (last, rest) = names.split_last().expect("there are engines");
+            format!("unknown engine `{s}`; the engines are {} and {last}", rest.join(", "))
+        })
     }
 
     /// Whether `version` is written as this engine's publisher tags versions:
@@ -73,18 +73,21 @@ impl Engine {
                 llmgw_model::text::for_terminal(c.encode_utf8(&mut [0; 4]))
             ));
         }
-        let ok = match self {
-            Engine::LlamaCpp => {
+        let syntax = self.descriptor().versions;
+        let ok = match syntax {
+            VersionSyntax::BuildTag => {
                 version.len() > 1 && version.starts_with('b') && version[1..].bytes().all(|c| c.is_ascii_digit())
             }
-            _ => pep440_release(version),
+            VersionSyntax::Pep440 => pep440_release(version),
         };
         if ok {
             return Ok(());
         }
-        let mut why = match self {
-            Engine::LlamaCpp => format!("version `{version}` of llama.cpp is not a build tag like b10850"),
-            e => format!("version `{version}` of {e} is not a dotted version like 0.20.1 (no leading v)"),
+        let mut why = match syntax {
+            VersionSyntax::BuildTag => format!("version `{version}` of {self} is not a build tag like b10850"),
+            VersionSyntax::Pep440 => {
+                format!("version `{version}` of {self} is not a dotted version like 0.20.1 (no leading v)")
+            }
         };
         if version.eq_ignore_ascii_case(LATEST) {
             why.push_str(&format!(", nor `{LATEST}` (in lower case)"));
@@ -130,9 +133,14 @@ impl schemars::JsonSchema for Engine {
         "Engine".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Engine::ALL
+            .iter()
+            .flat_map(|e| std::iter::once(&e.descriptor().name).chain(e.descriptor().aliases))
+            .copied()
+            .collect();
         schemars::json_schema!({
             "description": "The engine (`llamacpp` and `llama-cpp` are taken for `llama.cpp`; the parser also takes any case)",
-            "enum": ["llama.cpp", "llamacpp", "llama-cpp", "vllm", "sglang", "uv"]
+            "enum": names
         })
     }
 }
@@ -319,11 +327,95 @@ pub fn check_http_url(url: &str) -> Result<(), String> {
 
 impl fmt::Display for Want {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{}", self.engine, self.version)?;
-        if let Some(v) = &self.variant {
-            write!(f, ":{v}")?;
+        write_name(f, self.engine, &self.version, self.variant.as_deref())
+    }
+}
+
+/// What a want names — its engine, version and variant — apart from where
+/// it installs from: the want a status answers and an install record was
+/// made for. Written, and read back from a record, as
+/// `ENGINE@VERSION[:VARIANT]`: `llama.cpp@b10850:vulkan`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WantName {
+    /// The engine.
+    pub engine: Engine,
+    /// The version asked for, as written: `b10850`, `latest`.
+    pub version: String,
+    /// The variant asked for by name; `None` leaves the choice to the machine.
+    pub variant: Option<String>,
+}
+
+impl Want {
+    /// What this want names, without its origin.
+    pub fn name(&self) -> WantName {
+        WantName { engine: self.engine, version: self.version.clone(), variant: self.variant.clone() }
+    }
+}
+
+impl WantName {
+    /// Reads `ENGINE@VERSION[:VARIANT]` as a status or record writes it;
+    /// the version and variant are taken as written (a record names what
+    /// an earlier llmgw accepted).
+    ///
+    /// # Errors
+    /// [`WantNameError`]: no `@`, or an engine this llmgw does not know.
+    pub fn parse(s: &str) -> Result<WantName, WantNameError> {
+        let (engine, rest) = s.split_once('@').ok_or_else(|| WantNameError::Form(s.to_string()))?;
+        let engine = Engine::parse(engine).map_err(|_| WantNameError::Engine(engine.to_string()))?;
+        let (version, variant) = match rest.split_once(':') {
+            Some((v, var)) => (v, Some(var.to_string())),
+            None => (rest, None),
+        };
+        Ok(WantName { engine, version: version.to_string(), variant })
+    }
+}
+
+/// Why a text is not a [`WantName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WantNameError {
+    /// Not `ENGINE@VERSION[:VARIANT]`.
+    #[error("`{0}` is not ENGINE@VERSION[:VARIANT]")]
+    Form(String),
+    /// The engine is not one this llmgw knows.
+    #[error("`{0}` is not an engine this llmgw knows")]
+    Engine(String),
+}
+
+impl fmt::Display for WantName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_name(f, self.engine, &self.version, self.variant.as_deref())
+    }
+}
+
+fn write_name(f: &mut fmt::Formatter<'_>, engine: Engine, version: &str, variant: Option<&str>) -> fmt::Result {
+    write!(f, "{engine}@{version}")?;
+    if let Some(v) = variant {
+        write!(f, ":{v}")?;
+    }
+    Ok(())
+}
+
+impl PartialEq<&str> for WantName {
+    /// Whether `ENGINE@VERSION[:VARIANT]` written out is `other`.
+    fn eq(&self, other: &&str) -> bool {
+        let rest = other.strip_prefix(self.engine.as_str()).and_then(|r| r.strip_prefix('@'));
+        let Some(rest) = rest.and_then(|r| r.strip_prefix(self.version.as_str())) else { return false };
+        match &self.variant {
+            None => rest.is_empty(),
+            Some(v) => rest.strip_prefix(':') == Some(v.as_str()),
         }
-        Ok(())
+    }
+}
+
+impl Serialize for WantName {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for WantName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        WantName::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 

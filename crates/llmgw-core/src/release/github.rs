@@ -77,6 +77,26 @@ impl DigestFrom {
     }
 }
 
+/// What an asset was fetched for: what is not done with an asset that
+/// cannot be verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Purpose {
+    /// Installed on this node.
+    #[default]
+    Install,
+    /// Carried into an offline bundle.
+    Bundle,
+}
+
+impl std::fmt::Display for Purpose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Purpose::Install => "installed",
+            Purpose::Bundle => "bundled",
+        })
+    }
+}
+
 /// Why release metadata or an asset could not be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReleaseError {
@@ -145,24 +165,40 @@ pub enum ReleaseError {
         asset: String,
     },
     /// The asset has no usable digest, so it cannot be verified.
-    #[error("asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not installed")]
+    #[error("asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not {purpose}")]
     NoDigest {
         /// The asset.
         asset: String,
         /// `null`, or what the digest field held.
         why: String,
+        /// What it was fetched for.
+        purpose: Purpose,
     },
     /// GitHub gives the asset no digest, and its `.sha256` sidecar does not
     /// vouch for it: it cannot be fetched, or is not of a form that does.
     #[error(
-        "asset `{asset}` has no sha256 digest from GitHub, and its {asset}.sha256 {problem}; it cannot be verified, so it is not installed"
+        "asset `{asset}` has no sha256 digest from GitHub, and its {asset}.sha256 {problem}; it cannot be verified, so it is not {purpose}"
     )]
     Sidecar {
         /// The asset; its sidecar is `<asset>.sha256`.
         asset: String,
         /// What is wrong with the sidecar: `holds 2 lines; …`.
         problem: String,
+        /// What it was fetched for.
+        purpose: Purpose,
     },
+}
+
+impl ReleaseError {
+    /// The same error for an asset fetched for `purpose`: an asset that
+    /// cannot be verified is then said not to be bundled, say, rather than
+    /// not installed.
+    pub fn fetched_for(mut self, purpose: Purpose) -> ReleaseError {
+        if let ReleaseError::NoDigest { purpose: p, .. } | ReleaseError::Sidecar { purpose: p, .. } = &mut self {
+            *p = purpose;
+        }
+        self
+    }
 }
 
 /// The URL of a release by tag.
@@ -286,7 +322,7 @@ impl Asset {
     /// [`ReleaseError::NoDigest`] when the digest is `null`, of another
     /// algorithm, or not 64 hex digits.
     pub fn sha256(&self) -> Result<String, ReleaseError> {
-        let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why };
+        let no = |why: String| ReleaseError::NoDigest { asset: self.name.clone(), why, purpose: Purpose::Install };
         let d = self.digest.as_deref().ok_or_else(|| {
             no(match self.digest_from {
                 DigestFrom::Publisher | DigestFrom::Sidecar => {

@@ -25,5 +25,5 @@ pub mod sidecar;
 pub mod source;
 
 pub use download::{AssetDigest, VerifyError};
-pub use github::{Asset, DigestFrom, GITHUB_API, LIST_PAGE, Release, ReleaseError, fetch, list, release_url};
+pub use github::{Asset, DigestFrom, GITHUB_API, LIST_PAGE, Purpose, Release, ReleaseError, fetch, list, release_url};
 pub use source::{Origin, ReleaseSource};

@@ -14,7 +14,7 @@
 //! Anything else is refused: a sidecar that cannot be read as one of these
 //! vouches for nothing. A name in it must be the asset's own.
 
-use super::github::{Asset, DigestFrom, Release, ReleaseError};
+use super::github::{Asset, DigestFrom, Purpose, Release, ReleaseError};
 use crate::system::System;
 
 /// The most a sidecar may be, in bytes: 64 hex digits, two characters,
@@ -49,9 +49,11 @@ pub fn with_digest(sys: &mut dyn System, release: &Release, name: &str) -> Resul
                 "GitHub gives none, as for assets uploaded before June 2025, and release `{}` publishes no `{sidecar_name}`",
                 release.tag_name
             ),
+            purpose: Purpose::Install,
         });
     };
-    let problem = |problem: String| ReleaseError::Sidecar { asset: name.to_string(), problem };
+    let problem =
+        |problem: String| ReleaseError::Sidecar { asset: name.to_string(), problem, purpose: Purpose::Install };
     let what = format!("{sidecar_name} (the digest of {name})");
     let limit = (MAX_SIDECAR_BYTES, "more than a .sha256 file ever is");
     let resp = crate::retry::get_at_most(sys, &what, &sidecar.browser_download_url, "application/octet-stream", limit)

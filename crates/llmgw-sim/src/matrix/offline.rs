@@ -53,7 +53,6 @@ pub fn run_offline(
     catalog: &Catalog,
     shard: Option<Shard>,
 ) -> Result<Vec<Cell>, SimError> {
-    use llmgw_core::recipe::Engine;
     use llmgw_system::offline::bundle;
     let mut ids: Vec<&str> = hosts.iter().map(|(id, _)| id.as_str()).collect();
     ids.sort_unstable();
@@ -61,8 +60,7 @@ pub fn run_offline(
     let mut chosen: Vec<&(String, Host)> =
         hosts.iter().filter(|(id, _)| OFFLINE_HOSTS.contains(&id.as_str()) && in_shard(id)).collect();
     chosen.sort_by(|a, b| a.0.cmp(&b.0));
-    let wants: Vec<Want> =
-        wants.iter().filter(|w| matches!(w.engine, Engine::LlamaCpp | Engine::Uv)).cloned().collect();
+    let wants: Vec<Want> = wants.iter().filter(|w| !w.engine.from_pypi()).cloned().collect();
     if chosen.is_empty() || wants.is_empty() {
         return Ok(vec![]);
     }
@@ -121,7 +119,7 @@ pub fn run_offline(
             let status = match got {
                 Ok(concrete) => {
                     let mut status = report.next().expect("one status per want");
-                    status.want = want.to_string();
+                    status.want = want.name();
                     status.resolved = want.is_latest().then(|| concrete.version.clone());
                     status
                 }
@@ -143,16 +141,6 @@ pub fn run_offline(
 /// The cell of a `latest` want the control plane could not resolve for a
 /// host: nothing bundled for it, so nothing installed, saying why.
 fn unresolved(want: &Want, why: &str) -> llmgw_core::converge::Status {
-    llmgw_core::converge::Status {
-        want: want.to_string(),
-        engine: want.engine,
-        version: want.version.clone(),
-        variant: None,
-        state: llmgw_core::converge::State::Failed,
-        detail: format!("could not resolve {want} for this host's bundle: {why}"),
-        note: None,
-        binary: None,
-        attempts: vec![],
-        resolved: None,
-    }
+    let detail = format!("could not resolve {want} for this host's bundle: {why}");
+    llmgw_core::converge::Status::new(want, llmgw_core::converge::State::Failed, detail)
 }

@@ -137,12 +137,7 @@ pub fn fetch_into(
             // GitHub's digest, or the release's `<asset>.sha256` when it gives none.
             let asset = release::sidecar::with_digest(sys, &releases[&key], &p.entry.asset)
                 .and_then(|a| a.sha256().map(|_| a))
-                .map_err(|e| match e {
-                    release::ReleaseError::NoDigest { asset, why } => BundleError::Fetch(format!(
-                        "asset `{asset}` has no sha256 digest ({why}); it cannot be verified, so it is not bundled"
-                    )),
-                    e => BundleError::Fetch(e.to_string().replace("so it is not installed", "so it is not bundled")),
-                })?;
+                .map_err(|e| BundleError::Fetch(e.fetched_for(release::Purpose::Bundle).to_string()))?;
             let dest = dir.join(&path);
             if let Some(parent) = dest.parent() {
                 sys.create_dir_all(parent).map_err(|e| BundleError::Io(e.to_string()))?;
