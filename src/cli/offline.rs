@@ -56,7 +56,10 @@ impl Offline {
                         w.version
                     )));
                 }
-                w.offline(base, mine).map_err(|e| Failure::BadInput(format!("--offline-base with {name}: {e}")))
+                let sizes = sums.sizes_for_want(w.engine, &w.version);
+                let w =
+                    w.offline(base, mine).map_err(|e| Failure::BadInput(format!("--offline-base with {name}: {e}")))?;
+                Ok(llmgw_core::recipe::Want { offline_size: sizes, ..w })
             })
             .collect()
     }

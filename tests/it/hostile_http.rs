@@ -115,3 +115,29 @@ fn credentials_in_the_offline_base_are_never_shown() {
     assert_eq!(bad.status.code(), Some(2), "{said}");
     assert!(said.contains("`ftp://***@mirror/x`") && !said.contains("s3cret"), "{said}");
 }
+
+/// Issue 26, kind 11: an offline install from a bundle's manifest holds
+/// the mirror to the size the manifest declares: an endless body is cut
+/// there and refused, not read up to 16 GiB.
+#[test]
+fn an_offline_mirror_is_held_to_the_manifests_size() {
+    let t = tempfile::tempdir().unwrap();
+    let base = serve(Body::Endless) + "/mirror";
+    let manifest = t.path().join("manifest.json");
+    let files = serde_json::json!([{"engine": "uv", "version": "0.12.20", "arch": "amd64", "variant": "x86_64",
+        "asset": "uv-x86_64-unknown-linux-gnu.tar.gz", "size": 4096, "sha256": "ab".repeat(32)}]);
+    std::fs::write(&manifest, serde_json::json!({"format": 1, "files": files, "llmgw": []}).to_string()).unwrap();
+    let started = Instant::now();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("llmgw"))
+        .args(["provision", "--format", "json", "--host"])
+        .arg(super::host_path("v100.json"))
+        .args(["--want", "uv@0.12.20", "--offline-base", &base, "--offline-sha256"])
+        .arg(&manifest)
+        .arg("--engines-dir")
+        .arg(t.path().join("engines"))
+        .output()
+        .unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(all.contains("the answer goes on past 4096 bytes"), "{all}");
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
+}

@@ -14,6 +14,8 @@ pub enum Body {
     Trickle { len: usize, every: Duration },
     /// Headers saying `len` bytes, then nothing, the connection held open.
     Stall { len: usize },
+    /// A body without end and without a declared length, as fast as it goes.
+    Endless,
     /// Headers only (`Location: to`, status 302), no body.
     Redirect { to: String },
 }
@@ -46,6 +48,11 @@ pub fn serve(body: Body) -> String {
                         let _ = write!(out, "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n");
                         let _ = out.flush();
                         std::thread::sleep(Duration::from_secs(600));
+                    }
+                    Body::Endless => {
+                        let _ = write!(out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+                        let chunk = vec![b'x'; 64 * 1024];
+                        while out.write_all(&chunk).is_ok() {}
                     }
                     Body::Redirect { to } => {
                         let _ = write!(out, "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n");

@@ -20,6 +20,16 @@ pub enum Checksums {
 }
 
 impl Checksums {
+    /// asset name -> size in bytes for a want of `engine` at `version`:
+    /// the manifest's entries of that engine and version; none of a plain
+    /// map, which declares no size.
+    pub fn sizes_for_want(&self, engine: Engine, version: &str) -> BTreeMap<String, u64> {
+        match self {
+            Checksums::Map(_) => BTreeMap::new(),
+            Checksums::Manifest(m) => m.size_for(engine, version),
+        }
+    }
+
     /// asset name -> sha256 for a want of `engine` at `version`: the whole
     /// plain map, or the manifest's entries of that engine and version
     /// (empty when it lists none).

@@ -152,6 +152,15 @@ impl Manifest {
             .collect()
     }
 
+    /// asset name -> size in bytes of the files of `engine` at `version`.
+    pub fn size_for(&self, engine: Engine, version: &str) -> BTreeMap<String, u64> {
+        self.files
+            .iter()
+            .filter(|e| e.engine == engine && e.version == version)
+            .map(|e| (e.asset.clone(), e.size))
+            .collect()
+    }
+
     /// asset name -> sha256 of every file: the checksums the control plane
     /// holds for offline wants of a bundle of one version per engine.
     pub fn sha256_by_asset(&self) -> BTreeMap<String, String> {

@@ -173,6 +173,13 @@ pub struct Want {
     /// trusts: an asset not named here is refused before it is downloaded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub offline_sha256: BTreeMap<String, String>,
+    /// With `offline_base`: asset name -> size in bytes, when the checksums
+    /// came from a bundle's manifest (`--offline-sha256 manifest.json`),
+    /// which declares them: a mirror's body going on past it is cut there
+    /// and refused. Not part of a wants file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub offline_size: BTreeMap<String, u64>,
 }
 
 impl Want {
@@ -202,6 +209,7 @@ impl Want {
             variant: None,
             offline_base: None,
             offline_sha256: BTreeMap::new(),
+            offline_size: BTreeMap::new(),
         }
     }
 

@@ -24,6 +24,8 @@ pub enum Origin {
         base: String,
         /// asset name -> sha256, lowercase hex.
         sha256: BTreeMap<String, String>,
+        /// asset name -> size in bytes, where a manifest declared it.
+        size: BTreeMap<String, u64>,
     },
 }
 
@@ -34,6 +36,7 @@ impl Origin {
             Some(base) => Origin::Mirror {
                 base: base.clone(),
                 sha256: want.offline_sha256.iter().map(|(k, v)| (k.clone(), v.to_ascii_lowercase())).collect(),
+                size: want.offline_size.clone(),
             },
             None => Origin::Publisher,
         }
@@ -114,9 +117,9 @@ impl ReleaseSource {
                 }
                 Ok(asset)
             }
-            Origin::Mirror { base, sha256 } => Ok(Asset {
+            Origin::Mirror { base, sha256, size } => Ok(Asset {
                 name: name.to_string(),
-                size: 0,
+                size: size.get(name).copied().unwrap_or(0),
                 browser_download_url: mirror::asset_url(base, engine, version, name),
                 digest: sha256.get(name).map(|h| format!("sha256:{h}")),
                 digest_from: DigestFrom::Mirror { path: mirror::asset_path(engine, version, name) },
