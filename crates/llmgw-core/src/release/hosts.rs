@@ -1,7 +1,7 @@
 //! Where a download may go: a release's asset is downloaded from GitHub's
 //! release host over https, or from the host of the API it was listed by
 //! (the configured `--github-api`: GitHub Enterprise, a fake publisher on
-//! loopback); a redirect is followed within its own host, or over https to
+//! loopback); a redirect is followed within its own host (any port), or over https to
 //! the hosts GitHub's downloads redirect to. Anything else — another
 //! host, a link-local or metadata address (`169.254.169.254`), another
 //! scheme (`file://`) — is refused, naming the URL and the rule.
@@ -55,7 +55,7 @@ pub fn check_asset_url(url: &str, api: &str) -> Result<(), String> {
 }
 
 /// Whether a request to `from` may be redirected to `to`: `to` is http or
-/// https, and on `from`'s host and port, or over https on one of
+/// https, and on `from`'s host (any port), or over https on one of
 /// [`GITHUB_REDIRECT_HOSTS`] or [`GITHUB_RELEASE_HOST`].
 ///
 /// # Errors
@@ -64,7 +64,8 @@ pub fn check_redirect(from: &Url, to: &Url) -> Result<(), String> {
     if !matches!(to.scheme(), "http" | "https") {
         return Err(format!("a redirect to the scheme `{}`; only http and https redirects are followed", to.scheme()));
     }
-    if same_host(from, to) {
+    // The same host on another port is the same machine (a mirror's file server beside it).
+    if from.host_str().map(str::to_ascii_lowercase) == to.host_str().map(str::to_ascii_lowercase) {
         return Ok(());
     }
     let host = to.host_str().unwrap_or_default().to_ascii_lowercase();
@@ -113,6 +114,7 @@ mod tests {
         let gh = u("https://github.com/o/r/releases/download/b1/a.tar.gz");
         assert_eq!(check_redirect(&gh, &u("https://release-assets.githubusercontent.com/x?sig=1")), Ok(()));
         assert_eq!(check_redirect(&u("http://mirror:8080/a"), &u("http://mirror:8080/b")), Ok(()));
+        assert_eq!(check_redirect(&u("http://127.0.0.1:8080/a"), &u("http://127.0.0.1:9/b")), Ok(()));
         let file = check_redirect(&gh, &u("file:///etc/passwd")).unwrap_err();
         assert_eq!(file, "a redirect to the scheme `file`; only http and https redirects are followed");
         assert!(check_redirect(&gh, &u("http://169.254.169.254/")).is_err());
