@@ -141,3 +141,17 @@ fn an_offline_mirror_is_held_to_the_manifests_size() {
     assert!(all.contains("the answer goes on past 4096 bytes"), "{all}");
     assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }
+
+/// A server that takes the request and never answers: the first byte's
+/// limit (the client's limit on each read) ends it, as a failure worth
+/// asking again.
+#[test]
+fn a_server_that_never_answers_is_given_up_at_the_first_bytes_limit() {
+    let base = serve(Body::Silent);
+    let http = Http::loopback(2, 1).unwrap();
+    let started = Instant::now();
+    let got = http.http_get(&format!("{base}/release"), "application/json").unwrap_err();
+    assert!(matches!(got, SysError::Network(_)), "{got:?}");
+    assert!(got.to_string().contains("timed out"), "{got}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}

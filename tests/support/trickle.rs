@@ -14,6 +14,8 @@ pub enum Body {
     Trickle { len: usize, every: Duration },
     /// Headers saying `len` bytes, then nothing, the connection held open.
     Stall { len: usize },
+    /// No answer at all: the request is read, nothing is sent, the connection held open.
+    Silent,
     /// A body without end and without a declared length, as fast as it goes.
     Endless,
     /// Headers only (`Location: to`, status 302), no body.
@@ -49,6 +51,7 @@ pub fn serve(body: Body) -> String {
                         let _ = out.flush();
                         std::thread::sleep(Duration::from_secs(600));
                     }
+                    Body::Silent => std::thread::sleep(Duration::from_secs(600)),
                     Body::Endless => {
                         let _ = write!(out, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
                         let chunk = vec![b'x'; 64 * 1024];
