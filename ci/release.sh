@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds llmgw's release: one binary per target that runs on any Linux of its
 # architecture (glibc 2.17 and newer, or none at all), release archives with
-# their sha256, and checks on every binary. README.md, "Release builds",
+# their sha256, and checks on every binary. RELEASING.md, "Release builds",
 # shows its output; ci/README.md says what it prints.
 #
 # Usage: ci/release.sh VERSION [--out DIR] [--targets "T1 T2 …"] [--no-build] [--clean]
@@ -20,7 +20,7 @@
 # glibc 2.19, the oldest it has for it; see zig_glibc) and
 # s390x-unknown-linux-gnu (glibc 2.17). The first four must build; the last
 # two are built where the toolchain allows it, and said when it does not
-# (powerpc64le does not link with zig 0.17.1: README.md, "Release builds").
+# (powerpc64le does not link with zig 0.17.1: RELEASING.md, "Release builds").
 #
 # What it installs: cargo-zigbuild and ziglang (pinned) into a virtual environment
 # of its own; the Rust targets with rustup; qemu-user and Debian's cross C

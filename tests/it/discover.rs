@@ -111,6 +111,38 @@ const EXPECTED: &[Expect] = &[
         outcomes: [("failed", ""), ("ready", "cu129")],
     },
     Expect {
+        capture: "a100-mig",
+        name: "a100-mig-01 (1x NVIDIA A100-SXM4-80GB, driver 535.216.01, ubuntu 22.04)",
+        arch: Arch::Amd64,
+        os: ("ubuntu", "22.04", PackageFamily::Deb),
+        glibc: "2.35",
+        glibcxx: "3.4.30",
+        cpu: "Intel(R) Xeon(R) Platinum 8480+",
+        flags: &["avx2"],
+        nvidia: Some(("535.216.01", 1, "NVIDIA A100-SXM4-80GB", "8.0", 81920, false)),
+        disk_free_gb: 2000,
+        installed: &["gcc", "libgomp1", "libvulkan1"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("failed", ""), ("ready", "cu129")],
+    },
+    Expect {
+        capture: "wsl2-rtx4050",
+        name: "wsl-laptop (1x NVIDIA GeForce RTX 4050 Laptop GPU, driver 595.95, ubuntu 24.04)",
+        arch: Arch::Amd64,
+        os: ("ubuntu", "24.04", PackageFamily::Deb),
+        glibc: "2.39",
+        glibcxx: "3.4.33",
+        cpu: "Intel(R) Xeon(R) Platinum 8480+",
+        flags: &["avx2"],
+        nvidia: Some(("595.95", 1, "NVIDIA GeForce RTX 4050 Laptop GPU", "8.9", 6141, false)),
+        disk_free_gb: 2000,
+        installed: &["gcc", "libgomp1", "libvulkan1"],
+        installable: true,
+        warnings: &[],
+        outcomes: [("ready", "cuda-13.4"), ("ready", "cu13")],
+    },
+    Expect {
         capture: "laptop-nogpu",
         name: "thinkpad (no NVIDIA GPU, ubuntu 24.04)",
         arch: Arch::Amd64,
@@ -197,6 +229,49 @@ fn every_capture_replays_into_the_machine_it_was() {
             assert_eq!(outcome(want), (state, variant.to_string()), "{at}: {want}");
         }
     }
+}
+
+/// What issue 28 added to the host format, read from the captures: a
+/// Jetson's L4T release, a GPU's MIG instances, WSL 2; and nothing of them
+/// on the machines that have none.
+#[test]
+fn l4t_mig_and_wsl_are_read_where_the_machine_has_them() {
+    let orin = replay("jetson-agx-orin").host;
+    assert_eq!(orin.nvidia.as_ref().unwrap().l4t.map(|r| r.to_string()).as_deref(), Some("R36.4.3"));
+    let mig = replay("a100-mig").host;
+    let instances = &mig.nvidia.as_ref().unwrap().gpus[0].mig;
+    assert_eq!(instances.len(), 7);
+    assert!(instances.iter().all(|m| m.profile.to_string() == "1g.10gb" && m.memory_mib == 9536));
+    assert_eq!(instances[0].uuid.as_str(), "MIG-feb88891-0321-5fef-9c87-d4af3b54259e");
+    let wsl = replay("wsl2-rtx4050").host;
+    assert!(wsl.os.wsl);
+    for e in EXPECTED {
+        let h = replay(e.capture).host;
+        assert_eq!(h.os.wsl, e.capture == "wsl2-rtx4050", "{}", e.capture);
+        let nv = h.nvidia.iter();
+        assert_eq!(nv.clone().any(|n| n.l4t.is_some()), e.capture == "jetson-agx-orin", "{}", e.capture);
+        assert_eq!(nv.flat_map(|n| &n.gpus).any(|g| !g.mig.is_empty()), e.capture == "a100-mig", "{}", e.capture);
+    }
+}
+
+/// A capture that is not of one machine: a WSL 2 kernel, which has no
+/// NVIDIA kernel module, beside that module's version file.
+#[test]
+fn a_wsl_kernel_beside_an_nvidia_kernel_module_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(capture("wsl2-rtx4050")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("proc-driver-nvidia-version"),
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  595.95  Release Build\n",
+    )
+    .unwrap();
+    let out = llmgw().args(["discover", "--replay"]).arg(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("/proc/driver/nvidia/version") && stderr.contains("WSL 2"), "{stderr}");
 }
 
 #[test]

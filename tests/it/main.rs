@@ -6,6 +6,7 @@
 mod agent;
 mod anywhere;
 mod architecture;
+mod cases;
 mod cli;
 mod discover;
 mod edges;
@@ -15,6 +16,7 @@ mod fuzz_seeds;
 mod gpu_bundle;
 mod gpu_check;
 mod hostile;
+mod hostile_http;
 mod inspect;
 mod invariants;
 mod latest;

@@ -136,7 +136,7 @@ fn on_the_nodes_headerless_python_triton_fails_in_its_own_words() {
         .unwrap();
     assert!(copied.success());
     let failed = gpu_check(&mut sim, &old);
-    assert_eq!(failed.code, Some(1));
+    assert_eq!(failed.code(), Some(1));
     assert!(failed.stderr.contains("fatal error: Python.h: No such file or directory"), "{}", failed.stderr);
     assert!(failed.stderr.contains("compilation terminated."), "{}", failed.stderr);
     assert!(failed.stdout.contains("cuda:0"), "torch itself computed: {}", failed.stdout);
@@ -147,7 +147,7 @@ fn on_the_nodes_headerless_python_triton_fails_in_its_own_words() {
         .arg_path(&sim.work_dir().join("strict-env"))
         .env("UV_PYTHON_INSTALL_DIR", &empty.display().to_string());
     let refused = sim.system_mut().run(&strict).unwrap();
-    assert_eq!(refused.code, Some(2));
+    assert_eq!(refused.code(), Some(2));
     assert!(
         refused.stderr.contains("No interpreter found for Python 3.12 in managed installations"),
         "{}",

@@ -31,8 +31,12 @@ fn cc(dir: &Path, name: &str, source: &str, args: &[&str]) -> PathBuf {
 /// the loader's line. `call` is a statement calling into a library. For the
 /// tests of what goes wrong, `LLMGW_TEST_BENCH_FAULT` (`abort`: CUDA's
 /// lines then SIGABRT, as ggml-cuda aborts; `hang`; `silent`) applies on
-/// the device `LLMGW_TEST_BENCH_ON`, and `LLMGW_TEST_LLVMPIPE` lists Mesa's
-/// software rasteriser as the Vulkan device.
+/// the device `LLMGW_TEST_BENCH_ON` (`flood`: 5,000,000 bytes of `y` lines,
+/// then exit 0, as `yes | head` would), and `LLMGW_TEST_LLVMPIPE` lists Mesa's
+/// software rasteriser as the Vulkan device. With `LLMGW_TEST_CHILDREN`
+/// naming a directory, `--version` leaves two `sleep 300` children behind
+/// (their standard streams closed, so no pipe holds llmgw), each writing
+/// its process id into a file there.
 fn server_source(call: &str) -> String {
     r#"#include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,20 @@ static const char *arg(int argc, char **argv, const char *flag) {
 }
 int main(int argc, char **argv) {
     CALL
+    const char *children = getenv("LLMGW_TEST_CHILDREN");
+    if (children && argc > 1 && strcmp(argv[1], "--version") == 0) {
+        for (int i = 0; i < 2; i++) {
+            if (fork() == 0) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/child-%d.pid", children, i);
+                FILE *p = fopen(path, "w");
+                if (p) { fprintf(p, "%d\n", (int)getpid()); fclose(p); }
+                close(0); close(1); close(2);
+                execlp("sleep", "sleep", "300", (char *)0);
+                _exit(127);
+            }
+        }
+    }
     if (argc > 1 && strcmp(argv[1], "--version") == 0) { fprintf(stderr, "version: 0.4.0-dev (build 10850, commit fe14399)\nbuilt with cc\n"); return 0; }
     if (argc > 1 && strcmp(argv[1], "--list-devices") == 0) {
         printf("Available devices:\n  CUDA0: NVIDIA GeForce RTX 3090 (24576 MiB, 24000 MiB free)\n");
@@ -58,6 +76,7 @@ int main(int argc, char **argv) {
     if (fault && on && strcmp(on, dev) == 0) {
         if (strcmp(fault, "hang") == 0) for (;;) pause();
         if (strcmp(fault, "silent") == 0) return 0;
+        if (strcmp(fault, "flood") == 0) { for (int i = 0; i < 2500000; i++) fputs("y\n", stdout); return 0; }
         fprintf(stderr, "load_tensors: offloaded 3/3 layers to GPU\nggml_cuda_compute_forward: RMS_NORM failed\n"
                         "CUDA error: no kernel image is available for execution on the device\n"
                         "  current device: 0, in function ggml_cuda_compute_forward at ggml-cuda.cu:2419\n  err\n"
@@ -258,6 +277,11 @@ fn the_real_compute_check_runs_the_embedded_model_on_each_device_and_leaves_it_n
 #[case::aborts("abort", "was killed by a signal: CUDA error: no kernel image is available for execution on the device")]
 #[case::hangs("hang", "was killed at its time limit of 2 s, printing nothing")]
 #[case::prints_nothing("silent", "exited 0, printing nothing")]
+#[case::floods(
+    "flood",
+    "exited 0, printing no row of tokens generated (`-o jsonl`) and no error line of llama-bench \
+     (it printed 5.0 MB; the first 1 MiB of each stream kept)"
+)]
 fn a_compute_program_that_fails_is_named_in_its_words_and_the_next_build_installed(
     #[case] fault: &str,
     #[case] said: &str,
@@ -342,6 +366,36 @@ fn a_program_that_hangs_is_killed_at_its_limit_and_the_next_build_tried() {
     let reason = s["attempts"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("was killed"), "{reason}");
     assert!(started.elapsed().as_secs() < 30, "killed at its 2 s limit");
+}
+
+/// Issue 26, kind 14: a program of a build that passes its checks and
+/// leaves children running has them killed with its process group; none
+/// outlives llmgw.
+#[test]
+fn children_a_checked_program_leaves_behind_do_not_outlive_llmgw() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = programs(dir.path());
+    let host = gpu_host(dir.path());
+    let server = FakeServer::start(&catalog(&p, vec![raw("llama-server", &p.good)])).unwrap();
+    let engines = dir.path().join("engines");
+    let pids = dir.path().join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let out =
+        provision_cmd(&server, &host, &engines, "llama.cpp@b10850").env("LLMGW_TEST_CHILDREN", &pids).output().unwrap();
+    let report = report_of(&out);
+    assert_eq!(report["engines"][0]["state"], "ready", "{report}");
+    let written: Vec<String> =
+        std::fs::read_dir(&pids).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+    assert!(written.len() >= 2, "the stand-in forked its children: {written:?}");
+    for pid in written.iter().map(|p| p.trim()) {
+        // Gone, or a zombie its new parent has not reaped yet.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+        if !matches!(state, None | Some('Z' | 'X')) {
+            let _ = Command::new("kill").args(["-9", pid]).status();
+            panic!("`sleep 300` {pid} outlived llmgw: {stat}");
+        }
+    }
 }
 
 #[test]

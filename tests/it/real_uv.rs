@@ -82,7 +82,9 @@ fn any_gpu(host: &Host) -> Host {
             name: "NVIDIA H100 80GB HBM3".into(),
             compute_capability: ComputeCapability::parse("9.0").unwrap(),
             memory_mib: 81559,
+            mig: vec![],
         }],
+        l4t: None,
     });
     h
 }

@@ -83,12 +83,61 @@ fn v100_with(change: impl Fn(&mut serde_json::Value)) -> String {
 #[case::disk_as_text(|d: &mut serde_json::Value| d["disk_free_gb"] = "200".into(), false)]
 #[case::vulkan_icd_null(|d: &mut serde_json::Value| d["nvidia"]["vulkan_icd"] = serde_json::Value::Null, true)]
 #[case::package_family(|d: &mut serde_json::Value| d["os"]["package_family"] = "pacman".into(), false)]
+#[case::l4t_on_arm64(|d: &mut serde_json::Value| { d["arch"] = "arm64".into(); d["nvidia"]["l4t"] = "R36.4.3".into(); }, true)]
+#[case::l4t_lower_case(|d: &mut serde_json::Value| { d["arch"] = "arm64".into(); d["nvidia"]["l4t"] = "r36.4.0".into(); }, false)]
+#[case::l4t_jetpack_like(|d: &mut serde_json::Value| { d["arch"] = "arm64".into(); d["nvidia"]["l4t"] = "36.4".into(); }, false)]
+#[case::l4t_without_r(|d: &mut serde_json::Value| { d["arch"] = "arm64".into(); d["nvidia"]["l4t"] = "36.4.3".into(); }, false)]
+#[case::l4t_on_amd64(|d: &mut serde_json::Value| d["nvidia"]["l4t"] = "R36.4.3".into(), false)]
+#[case::mig(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["3g.40gb", "1g.10gb+me"]); }, true)]
+#[case::mig_seven(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["1g.10gb"; 7]); }, true)]
+#[case::mig_eight(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["1g.10gb"; 8]); }, false)]
+#[case::mig_profile(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["3g"]); }, false)]
+#[case::mig_old_uuid(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = serde_json::json!([{"profile": "3g.40gb", "memory_mib": 40192, "uuid": "MIG-GPU-0929581a-2be6-5dec-bf34-0954c6c529a6/1/0"}]); }, false)]
+#[case::mig_unknown_field(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["3g.40gb"]); d["nvidia"]["gpus"][0]["mig"][0]["gi"] = 1.into(); }, false)]
+#[case::wsl(|d: &mut serde_json::Value| d["os"]["wsl"] = true.into(), true)]
+#[case::wsl_words(|d: &mut serde_json::Value| d["os"]["wsl"] = "yes".into(), false)]
 fn the_host_schema_and_the_parser_agree(#[case] change: fn(&mut serde_json::Value), #[case] accepted: bool) {
     let schema = compiled("host");
     let text = v100_with(change);
     let parsed = llmgw_model::host::Host::from_json(&text);
     assert_eq!(parsed.is_ok(), accepted, "the parser on {text}: {:?}", parsed.err());
     assert_eq!(valid(&schema, &text), accepted, "the schema on {text}");
+}
+
+/// An A100 80 GB in place of the V100 (MIG needs compute capability 8.0).
+fn ampere(d: &mut serde_json::Value) {
+    d["nvidia"]["gpus"][0] =
+        serde_json::json!({"name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0", "memory_mib": 81920});
+}
+
+/// MIG instances of `profiles`, 10 GB each, each with its own UUID.
+fn mig(profiles: &[&str]) -> serde_json::Value {
+    let one = |(i, p): (usize, &&str)| serde_json::json!({"profile": p, "memory_mib": 9856, "uuid": format!("MIG-{i:08x}-2be6-5dec-bf34-0954c6c529a6")});
+    serde_json::Value::Array(profiles.iter().enumerate().map(one).collect())
+}
+
+#[rstest::rstest]
+#[case::the_gpu_has_no_mig(|d: &mut serde_json::Value| d["nvidia"]["gpus"][0]["mig"] = mig(&["1g.10gb"]), "nvidia.gpus[0].mig: a GPU of compute capability 7.0 has no MIG")]
+#[case::larger_than_its_gpu(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["7g.80gb"]); d["nvidia"]["gpus"][0]["mig"][0]["memory_mib"] = 90000.into(); }, "nvidia.gpus[0].mig: [0] has 90000 MiB, more than its GPU's 81920 MiB")]
+#[case::more_slices_than_a_gpu(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["4g.40gb", "4g.40gb"]); }, "nvidia.gpus[0].mig: the instances take 8 compute slices; a GPU has at most 7")]
+#[case::one_uuid_twice(|d: &mut serde_json::Value| { ampere(d); d["nvidia"]["gpus"][0]["mig"] = mig(&["1g.10gb", "1g.10gb"]); d["nvidia"]["gpus"][0]["mig"][1]["uuid"] = d["nvidia"]["gpus"][0]["mig"][0]["uuid"].clone(); }, "nvidia.gpus[0].mig: [1]'s UUID MIG-00000000-2be6-5dec-bf34-0954c6c529a6 is given twice")]
+#[case::l4t_on_amd64(|d: &mut serde_json::Value| d["nvidia"]["l4t"] = "R36.4.3".into(), "nvidia.l4t: an L4T release is a Jetson's, and a Jetson is arm64, not amd64")]
+#[case::l4t_spelling(|d: &mut serde_json::Value| { d["arch"] = "arm64".into(); d["nvidia"]["l4t"] = "r36.4.0".into(); }, "nvidia.l4t: `r36.4.0` is not an L4T release like R36.4.3")]
+fn what_the_schema_cannot_say_the_parser_refuses_with_its_path(
+    #[case] change: fn(&mut serde_json::Value),
+    #[case] says: &str,
+) {
+    let text = v100_with(change);
+    let e = llmgw_model::host::Host::from_json(&text).unwrap_err().to_string();
+    assert!(e.starts_with(says), "{e}");
+    // And the command line says it with exit 2.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("host.json");
+    std::fs::write(&file, &text).unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_llmgw")).args(["plan", "--host"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[rstest::rstest]

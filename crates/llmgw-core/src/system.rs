@@ -76,21 +76,126 @@ impl Cmd {
     }
 }
 
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal killed it, not llmgw: the signal's number (6 for `SIGABRT`).
+    Signalled(i32),
+    /// llmgw killed it, its whole process group, at its time limit.
+    TimedOut {
+        /// The limit, in seconds.
+        secs: u64,
+    },
+}
+
+impl Default for Ended {
+    /// Exited 0.
+    fn default() -> Ended {
+        Ended::Exited(0)
+    }
+}
+
+impl std::fmt::Display for Ended {
+    /// `exited 1`, `was killed by a signal`, `was killed at its time limit of 120 s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::Exited(code) => write!(f, "exited {code}"),
+            Ended::Signalled(_) => f.write_str("was killed by a signal"),
+            Ended::TimedOut { secs } => write!(f, "was killed at its time limit of {secs} s"),
+        }
+    }
+}
+
+/// How much of each of a process's streams is kept, in bytes: the first
+/// 1 MiB (a version line, `ldd`'s list, `llama-bench`'s rows and log are a
+/// few KiB; `ldconfig -p` on a large machine a few hundred). What it
+/// prints past that is read, so that it never blocks on a full pipe, and
+/// counted, not kept.
+pub const OUTPUT_KEPT_BYTES: u64 = 1024 * 1024;
+
+/// Bytes a process printed past [`OUTPUT_KEPT_BYTES`] on each stream:
+/// counted, not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeftOut {
+    /// Of standard output, in bytes.
+    pub stdout: u64,
+    /// Of standard error, in bytes.
+    pub stderr: u64,
+}
+
 /// What a finished process left.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Output {
-    /// Exit code; `None` when killed by a signal or the time limit.
-    pub code: Option<i32>,
-    /// Standard output, lossily decoded as UTF-8.
+    /// How it ended.
+    pub ended: Ended,
+    /// Standard output, its first [`OUTPUT_KEPT_BYTES`], lossily decoded as UTF-8.
     pub stdout: String,
-    /// Standard error, lossily decoded as UTF-8.
+    /// Standard error, its first [`OUTPUT_KEPT_BYTES`], lossily decoded as UTF-8.
     pub stderr: String,
+    /// What it printed past those, counted.
+    pub left_out: LeftOut,
 }
 
 impl Output {
+    /// A process that exited `code`, printing `stdout` and `stderr`, all kept.
+    pub fn exited(code: i32, stdout: impl Into<String>, stderr: impl Into<String>) -> Output {
+        Output {
+            ended: Ended::Exited(code),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            left_out: LeftOut::default(),
+        }
+    }
+
     /// Whether the process exited 0.
     pub fn success(&self) -> bool {
-        self.code == Some(0)
+        self.ended == Ended::Exited(0)
+    }
+
+    /// Its exit code; `None` when it was killed.
+    pub fn code(&self) -> Option<i32> {
+        match self.ended {
+            Ended::Exited(code) => Some(code),
+            Ended::Signalled(_) | Ended::TimedOut { .. } => None,
+        }
+    }
+
+    /// How much it printed when some was left out, in words: `it printed
+    /// 3.3 GB; the first 1 MiB of each stream kept`; `None` when all was kept.
+    pub fn left_out_words(&self) -> Option<String> {
+        let LeftOut { stdout, stderr } = self.left_out;
+        if stdout == 0 && stderr == 0 {
+            return None;
+        }
+        let kept = |left: u64, text: &str| if left > 0 { OUTPUT_KEPT_BYTES } else { text.len() as u64 };
+        let printed = kept(stdout, &self.stdout) + stdout + kept(stderr, &self.stderr) + stderr;
+        Some(format!(
+            "it printed {}; the first {} of each stream kept",
+            decimal_bytes(printed),
+            binary_bytes(OUTPUT_KEPT_BYTES)
+        ))
+    }
+}
+
+/// A byte count in decimal units, as a download's size is said: `3.3 GB`,
+/// `512 bytes`.
+fn decimal_bytes(n: u64) -> String {
+    const UNITS: [(u64, &str); 4] =
+        [(1_000_000_000_000, "TB"), (1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "kB")];
+    match UNITS.iter().find(|(size, _)| n >= *size) {
+        Some((size, unit)) => format!("{:.1} {unit}", n as f64 / *size as f64),
+        None => format!("{n} bytes"),
+    }
+}
+
+/// A power-of-two byte count: `1 MiB`, `64 KiB`.
+fn binary_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
     }
 }
 

@@ -31,6 +31,12 @@ pub struct Http {
     /// A limit on each request (connect, headers, each read of the body)
     /// tighter than the client's, in place of it.
     request_timeout: Option<Duration>,
+    /// The client's limit on each read (and on the headers), in seconds:
+    /// what a read that timed out waited.
+    read_timeout_secs: u64,
+    /// The shortest deadline of a whole body, in seconds
+    /// ([`MIN_DEADLINE_SECS`] unless a test shortens it).
+    min_deadline_secs: u64,
 }
 
 /// Bytes read from the network at a time, and handed to the unpacker.
@@ -75,7 +81,9 @@ pub const MIN_DEADLINE_SECS: u64 = 300;
 /// quarter of a megabyte: a node slower than that is better told so).
 pub const MIN_BYTES_PER_SEC: u64 = 256 * 1024;
 
-/// What a body may still be: bytes and time.
+/// What a body may still be: bytes and time. Both are checked after every
+/// read, however few bytes it gave: a body trickling one byte a second
+/// meets its deadline as a fast one does.
 struct Budget {
     limit: u64,
     why: &'static str,
@@ -85,13 +93,21 @@ struct Budget {
 }
 
 impl Budget {
-    /// The budget of a body of `size` bytes, or of an undeclared one.
-    fn for_download(size: Option<u64>) -> Budget {
+    /// The budget of a body of `size` bytes, or of an undeclared one: at
+    /// least `min_deadline_secs`, and as long as the size takes at [`MIN_BYTES_PER_SEC`].
+    fn for_download(size: Option<u64>, min_deadline_secs: u64) -> Budget {
         let (limit, why) = match size {
             Some(n) => (n, "the size the publisher declared"),
             None => (MAX_UNDECLARED_BYTES, "the most an undeclared download may be"),
         };
-        Budget::new(limit, why, MIN_DEADLINE_SECS.max(limit / MIN_BYTES_PER_SEC))
+        Budget::new(limit, why, min_deadline_secs.max(limit / MIN_BYTES_PER_SEC))
+    }
+
+    /// The most the next read may ask for of `wanted`: one byte past the
+    /// limit at most, enough to know the body goes on.
+    fn next_read(&self, wanted: usize) -> usize {
+        let room = self.limit.saturating_sub(self.read).saturating_add(1);
+        wanted.min(usize::try_from(room).unwrap_or(usize::MAX))
     }
 
     fn new(limit: u64, why: &'static str, deadline_secs: u64) -> Budget {
@@ -178,13 +194,29 @@ impl Http {
                     with_sources(&e.without_url())
                 ))
             })?;
-        Ok(Http { client, token, durable, request_timeout: None })
+        Ok(Http {
+            client,
+            token,
+            durable,
+            request_timeout: None,
+            read_timeout_secs: read_timeout,
+            min_deadline_secs: MIN_DEADLINE_SECS,
+        })
+    }
+
+    /// The same client with the shortest deadline of a whole body
+    /// `secs` seconds in place of [`MIN_DEADLINE_SECS`]: for a test of the
+    /// deadline that cannot wait five minutes.
+    pub fn with_min_deadline(mut self, secs: u64) -> Http {
+        self.min_deadline_secs = secs;
+        self
     }
 
     /// The same client with every request limited to `secs` seconds
     /// (connect, headers, and each read of a body).
     pub fn with_request_timeout(mut self, secs: u64) -> Http {
         self.request_timeout = Some(Duration::from_secs(secs));
+        self.read_timeout_secs = secs;
         self
     }
 
@@ -220,19 +252,18 @@ impl Http {
         let status = resp.status().as_u16();
         let wait = wait_of(resp.headers());
         let next = resp.headers().get("link").and_then(|v| v.to_str().ok()).and_then(next_link);
-        let mut budget = Budget::new(limit, why, MIN_DEADLINE_SECS);
+        let mut budget = Budget::new(limit, why, self.min_deadline_secs);
         let mut body = Vec::new();
         let mut resp = resp;
-        // Never more than one byte past the limit read: enough to know it goes on.
-        let piece = (64 * 1024).min(limit.saturating_add(1));
+        let mut buf = vec![0u8; 64 * 1024];
         loop {
-            let mut chunk = Vec::new();
-            let n = resp.by_ref().take(piece).read_to_end(&mut chunk).map_err(|e| broke_off(&e))?;
+            let want = budget.next_read(buf.len());
+            let n = resp.read(&mut buf[..want]).map_err(|e| self.broke_off(&e))?;
             if n == 0 {
                 break;
             }
             budget.spend(n)?;
-            body.extend_from_slice(&chunk);
+            body.extend_from_slice(&buf[..n]);
         }
         Ok(HttpResponse { status, body, wait, next })
     }
@@ -254,7 +285,7 @@ impl Http {
         size: Option<u64>,
         progress: &mut dyn FnMut(u64, Option<u64>),
     ) -> Result<Downloaded, SysError> {
-        let mut budget = Budget::for_download(size);
+        let mut budget = Budget::for_download(size, self.min_deadline_secs);
         let mut resp = self.body(url)?;
         let total = resp.content_length();
         let mut out = fs::OpenOptions::new()
@@ -266,7 +297,8 @@ impl Http {
         let mut buf = vec![0u8; 256 * 1024];
         let mut bytes = 0u64;
         loop {
-            let n = resp.read(&mut buf).map_err(|e| broke_off(&e))?;
+            let want = budget.next_read(buf.len());
+            let n = resp.read(&mut buf[..want]).map_err(|e| self.broke_off(&e))?;
             if n == 0 {
                 break;
             }
@@ -327,7 +359,7 @@ impl Http {
     /// does not grow with the archive). When unpacking stops early, the
     /// rest of the body is still read and hashed.
     fn fetch_unpack_one(&self, job: &FetchJob, progress: &dyn Fn(u64, Option<u64>)) -> Result<Fetched, SysError> {
-        let mut budget = Budget::for_download(job.size);
+        let mut budget = Budget::for_download(job.size, self.min_deadline_secs);
         let mut resp = self.body(&job.url)?;
         let total = resp.content_length();
         std::thread::scope(|s| {
@@ -342,16 +374,15 @@ impl Http {
             let mut pipe = Some(tx);
             let read = loop {
                 // A full chunk at a time (the body arrives in pieces of a
-                // few KiB): one allocation and one hand-over per CHUNK_BYTES,
-                // not one zeroed CHUNK_BYTES buffer per piece.
-                let mut buf = Vec::with_capacity(CHUNK_BYTES);
-                let n = match resp.by_ref().take(CHUNK_BYTES as u64).read_to_end(&mut buf) {
-                    Ok(0) => break Ok(()),
-                    Ok(n) => n,
-                    Err(e) => break Err(broke_off(&e)),
+                // few KiB): one hand-over per CHUNK_BYTES; the budget (bytes
+                // and deadline) checked after every read of a piece.
+                let (buf, ended) = match self.next_chunk(&mut resp, &mut budget) {
+                    Ok(chunk) => chunk,
+                    Err(e) => break Err(e),
                 };
-                if let Err(e) = budget.spend(n) {
-                    break Err(e);
+                let n = buf.len();
+                if n == 0 {
+                    break Ok(());
                 }
                 hasher.update(&buf);
                 bytes += n as u64;
@@ -359,6 +390,9 @@ impl Http {
                 // The unpacker hung up (done or refused): hash the rest alone.
                 if pipe.as_ref().is_some_and(|p| p.send(buf).is_err()) {
                     pipe = None;
+                }
+                if ended {
+                    break Ok(());
                 }
             };
             drop(pipe);
@@ -369,9 +403,43 @@ impl Http {
     }
 }
 
-/// A body that stopped arriving: the connection broke, or a read timed out.
-fn broke_off(e: &std::io::Error) -> SysError {
-    SysError::Network(format!("the download broke off: {e}"))
+impl Http {
+    /// Up to [`CHUNK_BYTES`] of the body, read piece by piece with the
+    /// budget checked after each; and whether the body ended.
+    fn next_chunk(
+        &self,
+        resp: &mut reqwest::blocking::Response,
+        budget: &mut Budget,
+    ) -> Result<(Vec<u8>, bool), SysError> {
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        let mut filled = 0;
+        while filled < CHUNK_BYTES {
+            let want = budget.next_read(CHUNK_BYTES - filled);
+            let n = resp.read(&mut buf[filled..filled + want]).map_err(|e| self.broke_off(&e))?;
+            if n == 0 {
+                buf.truncate(filled);
+                return Ok((buf, true));
+            }
+            budget.spend(n)?;
+            filled += n;
+        }
+        Ok((buf, false))
+    }
+
+    /// A body that stopped arriving: a read that timed out (no byte for the
+    /// client's read limit) says so; else the connection broke.
+    fn broke_off(&self, e: &std::io::Error) -> SysError {
+        let timed_out = e.kind() == std::io::ErrorKind::TimedOut
+            || std::iter::successors(e.get_ref().map(|s| s as &(dyn std::error::Error + 'static)), |s| s.source())
+                .any(|s| s.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_timeout));
+        if timed_out {
+            return SysError::Network(format!(
+                "the download timed out: no byte arrived for {} s, the limit on each read",
+                self.read_timeout_secs
+            ));
+        }
+        SysError::Network(format!("the download broke off: {e}"))
+    }
 }
 
 fn network(e: reqwest::Error) -> SysError {

@@ -9,9 +9,11 @@
 //! | `os-release` | `/etc/os-release` (or `/usr/lib/os-release`) |
 //! | `cpuinfo`, `meminfo`, `hostname` | `/proc/cpuinfo`, `/proc/meminfo`, `/proc/sys/kernel/hostname` |
 //! | `proc-driver-nvidia-version`, `sys-module-nvidia-version` | the NVIDIA kernel module's version files |
+//! | `proc-version` | `/proc/version` (a WSL 2 kernel says so) |
+//! | `nv-tegra-release` | `/etc/nv_tegra_release`, a Jetson's L4T release |
 //! | `libstdcxx-glibcxx` | the `GLIBCXX_3.4[.N]` names in the system `libstdc++.so.6`, one a line |
 //! | `vulkan-icd` | the paths of the files in the Vulkan `icd.d` directories, one a line |
-//! | `uname-m`, `ldd-version`, `getconf-gnu-libc-version`, `nvidia-smi.csv`, `packages.txt` | a command's standard output |
+//! | `uname-m`, `ldd-version`, `getconf-gnu-libc-version`, `nvidia-smi.csv`, `nvidia-smi-L`, `packages.txt` | a command's standard output (`nvidia-smi-L`: `nvidia-smi -L`, the GPUs and their MIG instances) |
 //! | `NAME.stderr`, `NAME.exit` | beside a command's file: its standard error, and its exit code when not 0 (`killed` at its time limit) |
 //! | `package-manager` | the path of the package manager's installer (`/usr/bin/apt-get`) |
 //! | `statvfs` | free bytes of the engines directory's file system, then the engines directory asked about |
@@ -36,7 +38,7 @@ use crate::files::{Files, free_bytes};
 use llmgw_core::discover::{DiscoverError, NvmlReport, Probe, STATIC_NO_NVML, VULKAN_ICD_DIRS, parse};
 #[cfg(not(target_env = "musl"))]
 use llmgw_core::discover::{NVML_LIBRARY, NvmlGpu};
-use llmgw_core::system::{Cmd, Output};
+use llmgw_core::system::{Cmd, Ended, Output};
 
 /// The capture file that answers for reading `path`; `None` for a file discovery does not read.
 pub fn file_source(path: &Path) -> Option<&'static str> {
@@ -47,6 +49,8 @@ pub fn file_source(path: &Path) -> Option<&'static str> {
         "/proc/sys/kernel/hostname" => "hostname",
         "/proc/driver/nvidia/version" => "proc-driver-nvidia-version",
         "/sys/module/nvidia/version" => "sys-module-nvidia-version",
+        "/proc/version" => "proc-version",
+        "/etc/nv_tegra_release" => "nv-tegra-release",
         _ if path.file_name().is_some_and(|n| n == "libstdc++.so.6") => LIBSTDCXX,
         _ => return None,
     };
@@ -73,6 +77,7 @@ pub fn command_source(cmd: &Cmd) -> Option<&'static str> {
         ("uname", Some("-m")) => "uname-m",
         ("ldd", Some("--version")) => "ldd-version",
         ("getconf", Some("GNU_LIBC_VERSION")) => "getconf-gnu-libc-version",
+        ("nvidia-smi", Some("-L")) => "nvidia-smi-L",
         ("nvidia-smi", _) => "nvidia-smi.csv",
         ("dpkg-query" | "rpm" | "apk", _) => "packages.txt",
         _ => return None,
@@ -312,10 +317,11 @@ impl Probe for Capture<'_> {
             if !out.stderr.is_empty() {
                 self.keep(&format!("{name}.stderr"), out.stderr.clone());
             }
-            match out.code {
-                Some(0) => {}
-                Some(c) => self.keep(&format!("{name}.exit"), format!("{c}\n")),
-                None => self.keep(&format!("{name}.exit"), "killed\n"),
+            match out.ended {
+                Ended::Exited(0) => {}
+                Ended::Exited(c) => self.keep(&format!("{name}.exit"), format!("{c}\n")),
+                Ended::Signalled(n) => self.keep(&format!("{name}.exit"), format!("signal {n}\n")),
+                Ended::TimedOut { .. } => self.keep(&format!("{name}.exit"), "killed\n"),
             }
         }
         Ok(answer)
@@ -438,15 +444,19 @@ impl Probe for ReplayProbe {
         let name = command_source(cmd).ok_or_else(|| self.unknown(&format!("running `{}`", cmd.display())))?;
         let Some(stdout) = self.text(name)? else { return Ok(None) };
         let stderr = self.text(&format!("{name}.stderr"))?.unwrap_or_default();
-        let code = match self.text(&format!("{name}.exit"))? {
-            None => Some(0),
-            Some(t) if t.trim() == "killed" => None,
-            Some(t) => Some(t.trim().parse::<i32>().map_err(|_| DiscoverError::Replay {
-                path: self.dir.join(format!("{name}.exit")),
-                message: format!("`{}` is neither an exit code nor `killed`", t.trim()),
-            })?),
+        let bad = |t: &str| DiscoverError::Replay {
+            path: self.dir.join(format!("{name}.exit")),
+            message: format!("`{t}` is neither an exit code, `signal N` nor `killed`"),
         };
-        Ok(Some(Output { code, stdout, stderr }))
+        let ended = match self.text(&format!("{name}.exit"))?.as_deref().map(str::trim) {
+            None => Ended::Exited(0),
+            Some("killed") => Ended::TimedOut { secs: cmd.timeout_secs },
+            Some(t) => match t.strip_prefix("signal ") {
+                Some(n) => Ended::Signalled(n.trim().parse::<i32>().map_err(|_| bad(t))?),
+                None => Ended::Exited(t.parse::<i32>().map_err(|_| bad(t))?),
+            },
+        };
+        Ok(Some(Output { ended, stdout, stderr, ..Output::default() }))
     }
 
     fn find_program(&mut self, name: &str) -> Result<Option<PathBuf>, DiscoverError> {
@@ -489,10 +499,10 @@ mod tests {
     fn the_real_probe_runs_and_reads() {
         let mut p = RealProbe::new();
         let out = p.run(&Cmd::new("sh", ["-c", "echo out; echo err >&2; exit 3"])).unwrap().unwrap();
-        assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(3), "out\n", "err\n"));
+        assert_eq!((out.code(), out.stdout.as_str(), out.stderr.as_str()), (Some(3), "out\n", "err\n"));
         assert_eq!(p.run(&Cmd::new("llmgw-no-such-program", ["x"])).unwrap(), None);
         let slow = p.run(&Cmd::new("sleep", ["5"]).timeout(0)).unwrap().unwrap();
-        assert_eq!(slow.code, None);
+        assert_eq!(slow.ended, Ended::TimedOut { secs: 0 });
         assert_eq!(p.read_file(Path::new("/no/such/file")).unwrap(), None);
         assert!(p.free_bytes(Path::new("/no/such/dir/below")).unwrap() > 0);
         assert!(p.find_program("sh").unwrap().is_some());
@@ -513,7 +523,7 @@ mod tests {
         cap.finish(dir.path()).unwrap();
         let mut replay = ReplayProbe::new(dir.path()).unwrap();
         let out = replay.run(&llmgw_core::discover::nvidia_smi_command()).unwrap().unwrap();
-        assert_eq!((out.code, out.stdout.as_str()), (Some(9), "NVIDIA-SMI has failed\n"));
+        assert_eq!((out.code(), out.stdout.as_str()), (Some(9), "NVIDIA-SMI has failed\n"));
         assert_eq!(replay.list_dir(Path::new("/etc/vulkan/icd.d")).unwrap().unwrap(), ["nvidia_icd.json"]);
         assert_eq!(replay.list_dir(Path::new("/usr/local/share/vulkan/icd.d")).unwrap(), None);
         assert_eq!(replay.run(&llmgw_core::discover::uname_command()).unwrap(), None);

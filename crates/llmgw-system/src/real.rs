@@ -112,14 +112,14 @@ impl System for RealSystem {
         let program = cmd.program.to_string_lossy().into_owned();
         let euid = rustix::process::geteuid();
         if INSTALLERS.contains(&program.as_str()) && !euid.is_root() {
-            return Ok(Output {
-                code: Some(1),
-                stdout: String::new(),
-                stderr: format!(
+            return Ok(Output::exited(
+                1,
+                "",
+                format!(
                     "installing OS packages needs root, and llmgw runs as uid {}; install them by hand or run as root\n",
                     euid.as_raw()
                 ),
-            });
+            ));
         }
         run_with_limit(cmd).map_err(|e| SysError::Spawn { program, message: e.to_string() })
     }
@@ -143,6 +143,7 @@ mod tests {
 
     use super::*;
     use crate::lock::EnginesLock;
+    use llmgw_core::system::Ended;
 
     fn sys() -> RealSystem {
         RealSystem::new(Http::loopback(5, 5).unwrap(), Box::new(Silent))
@@ -151,10 +152,15 @@ mod tests {
     #[test]
     fn runs_processes_and_kills_them_at_their_limit() {
         let out = sys().run(&Cmd::new("sh", ["-c", "echo out; echo err >&2; exit 3"])).unwrap();
-        assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(3), "out\n", "err\n"));
+        assert_eq!((out.ended, out.stdout.as_str(), out.stderr.as_str()), (Ended::Exited(3), "out\n", "err\n"));
         let hung = sys().run(&Cmd::new("sleep", ["5"]).timeout(1)).unwrap();
-        assert_eq!(hung.code, None);
-        assert!(hung.stderr.contains("killed after its limit of 1 s"));
+        assert_eq!(
+            (hung.ended, hung.stderr.as_str()),
+            (Ended::TimedOut { secs: 1 }, ""),
+            "nothing added to what it said"
+        );
+        let aborted = sys().run(&Cmd::new("sh", ["-c", "kill -ABRT $$"])).unwrap();
+        assert_eq!(aborted.ended, Ended::Signalled(6));
         assert!(matches!(sys().run(&Cmd::new("/nonexistent/x", ["y"])), Err(SysError::Spawn { .. })));
     }
 
@@ -162,8 +168,38 @@ mod tests {
     fn a_grandchild_holding_the_pipes_does_not_outlive_the_limit() {
         let started = Instant::now();
         let out = sys().run(&Cmd::new("sh", ["-c", "sleep 30 & sleep 30"]).timeout(1)).unwrap();
-        assert_eq!(out.code, None);
+        assert_eq!(out.ended, Ended::TimedOut { secs: 1 });
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn what_a_program_leaves_in_its_group_is_killed_when_it_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        // Two children that do not hold the pipes, and a parent that exits 0 at once.
+        let script =
+            format!("for i in 1 2; do sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> {}; done", pids.display());
+        let started = Instant::now();
+        let out = sys().run(&Cmd::new("sh", ["-c", &script])).unwrap();
+        assert_eq!(out.ended, Ended::Exited(0));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let pids = std::fs::read_to_string(&pids).unwrap();
+        for pid in pids.lines() {
+            // Gone, or a zombie its new parent has not reaped yet.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next());
+            assert!(matches!(state, None | Some(Some('Z' | 'X'))), "sleep {pid} is still running: {stat}");
+        }
+    }
+
+    #[test]
+    fn a_flood_of_output_is_counted_not_kept() {
+        let out = sys().run(&Cmd::new("sh", ["-c", "head -c 5000000 /dev/zero | tr '\\0' y; echo err >&2"])).unwrap();
+        assert_eq!(out.ended, Ended::Exited(0));
+        assert_eq!(out.stdout.len() as u64, llmgw_core::system::OUTPUT_KEPT_BYTES);
+        assert_eq!(out.left_out.stdout, 5_000_000 - llmgw_core::system::OUTPUT_KEPT_BYTES);
+        assert_eq!((out.stderr.as_str(), out.left_out.stderr), ("err\n", 0));
+        assert_eq!(out.left_out_words().as_deref(), Some("it printed 5.0 MB; the first 1 MiB of each stream kept"));
     }
 
     #[test]

@@ -114,12 +114,14 @@ pub fn probe(sys: &mut dyn System, binaries: &BTreeMap<Engine, PathBuf>) -> Prob
                 None => format!("it printed no version of {engine}"),
             },
             Ok(o) => {
-                let how = o
-                    .code
-                    .map_or_else(|| "it was killed (signal or time limit)".to_string(), |c| format!("it exited {c}"));
-                match o.stderr.trim() {
-                    "" => how,
-                    said => format!("{how}: {said}"),
+                let how = format!("it {}", o.ended);
+                let how = match o.left_out_words() {
+                    Some(printed) => format!("{how} ({printed})"),
+                    None => how,
+                };
+                match o.stderr.lines().find(|l| !l.trim().is_empty()) {
+                    None => how,
+                    Some(said) => format!("{how}: {}", said.trim()),
                 }
             }
             Err(e) => e.to_string(),

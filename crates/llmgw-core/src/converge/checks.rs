@@ -80,7 +80,7 @@ pub fn libraries_load(
         // A failing ldd whose words the parser does not know is no proof the file loads.
         if !out.success() && report.is_clean() {
             let said = format!("{}\n{}", out.stderr, out.stdout);
-            return Err(format!("ldd {name} {}: {}", exit_words(out.code), first_line(&said, f)));
+            return Err(format!("ldd {name} {}: {}{}", out.ended, first_line(&said, f), printed(&out)));
         }
         libs.extend(report.missing_libraries.into_iter().map(|l| (l, name.clone())));
         versions.extend(report.missing_versions);
@@ -127,14 +127,15 @@ pub fn version_runs(sys: &mut dyn System, build: &Build, binary: &Path, timeout:
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let text = format!("{}\n{}", out.stdout, out.stderr);
     if !out.success() {
-        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+        return Err(format!("`{shown}` {}: {}{}", out.ended, first_line(&out.stderr, binary), printed(&out)));
     }
     if !build.version_says.iter().any(|says| says_version(&text, says)) {
         return Err(format!(
-            "`{shown}` printed `{}`, which is not {} {}",
+            "`{shown}` printed `{}`, which is not {} {}{}",
             first_line(&text, binary),
             build.binary,
-            build.version
+            build.version,
+            printed(&out)
         ));
     }
     Ok(first_line(&text, binary))
@@ -316,7 +317,7 @@ fn gpus_listed(
     let out = sys.run(&cmd).map_err(|e| e.to_string())?;
     let shown = format!("{} {}", build.binary, gpu.list_args.join(" "));
     if !out.success() {
-        return Err(format!("`{shown}` {}: {}", exit_words(out.code), first_line(&out.stderr, binary)));
+        return Err(format!("`{shown}` {}: {}{}", out.ended, first_line(&out.stderr, binary), printed(&out)));
     }
     let (listed, software): (Vec<devices::Device>, Vec<devices::Device>) = devices::parse(&out.stdout)
         .into_iter()
@@ -346,11 +347,10 @@ fn gpus_listed(
     }
 }
 
-fn exit_words(code: Option<i32>) -> String {
-    match code {
-        Some(c) => format!("exited {c}"),
-        None => "was killed (signal or time limit)".to_string(),
-    }
+/// ` (it printed 3.3 GB; the first 1 MiB of each stream kept)` when the
+/// program printed more than was kept, else nothing.
+fn printed(out: &crate::system::Output) -> String {
+    out.left_out_words().map(|w| format!(" ({w})")).unwrap_or_default()
 }
 
 /// The first non-empty line, with the program's directory (and its parent,

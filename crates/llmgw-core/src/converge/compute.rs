@@ -136,20 +136,17 @@ fn one_run(sys: &mut dyn System, cmd: &Cmd, run: &ModelRun, model: &Path) -> Res
     if out.success() && bench::rows(&out.stdout).iter().any(bench::Row::generated) {
         return Ok(());
     }
-    let limit = "llmgw: killed after its limit of ";
-    let timed_out = out.code.is_none() && out.stderr.lines().any(|l| l.starts_with(limit));
-    let how = match out.code {
-        Some(c) => format!("exited {c}"),
-        None if timed_out => format!("was killed at its time limit of {} s", cmd.timeout_secs),
-        None => "was killed by a signal".to_string(),
-    };
-    let log: String = out.stderr.lines().filter(|l| !l.starts_with(limit)).collect::<Vec<_>>().join("\n");
+    let how = out.ended.to_string();
     let dir = cmd.program.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
     let clean = |l: String| l.replace(&model.display().to_string(), TINY_MODEL_FILE).replace(&dir, "");
-    let said = match bench::error_line(&log) {
+    let said = match bench::error_line(&out.stderr) {
         Some(line) => format!(": {}", clean(line)),
-        None if log.trim().is_empty() && out.stdout.trim().is_empty() => ", printing nothing".to_string(),
+        None if out.stderr.trim().is_empty() && out.stdout.trim().is_empty() => ", printing nothing".to_string(),
         None => format!(", printing no row of tokens generated (`-o jsonl`) and no error line of {}", run.program),
+    };
+    let said = match out.left_out_words() {
+        Some(printed) => format!("{said} ({printed})"),
+        None => said,
     };
     Err(Failure { how, said })
 }

@@ -58,12 +58,12 @@ pub enum BuildFailure {
     #[error("{0}")]
     Index(String),
     /// A step of uv failed (`uv venv`, `uv pip install`), in uv's own words.
-    #[error("{step} exited {code}: {said}")]
+    #[error("{step} {ended}: {said}")]
     Uv {
         /// The step: `uv pip install`.
         step: &'static str,
-        /// The exit status in words: `2`, `by a signal`.
-        code: String,
+        /// How it ended.
+        ended: crate::system::Ended,
         /// uv's report on one line.
         said: String,
     },

@@ -1,5 +1,5 @@
 //! The installer: wants in, [`Status`]es out, every effect through the
-//! [`System`] trait (the steps are in README.md, "Run it" and "On a real node").
+//! [`System`] trait (the steps are in docs/concepts/convergence.md).
 //!
 //! For one want: the recipe's [`Plan`]; an install already recorded whose
 //! files still verify and which still works is `ready` without a download;

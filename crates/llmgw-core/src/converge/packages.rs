@@ -48,10 +48,10 @@ pub fn ensure(sys: &mut dyn System, family: PackageFamily, build: &Build) -> Res
     if !out.success() {
         let said = out.stderr.lines().chain(out.stdout.lines()).find(|l| !l.trim().is_empty()).unwrap_or("").trim();
         return Err(BuildFailure::Packages(format!(
-            "could not install the OS package {} (`{}` exited {}: {said})",
+            "could not install the OS package {} (`{}` {}: {said})",
             missing.join(", "),
             install.display(),
-            out.code.map_or("by a signal".to_string(), |c| c.to_string())
+            out.ended
         )));
     }
     Ok(missing)

@@ -120,7 +120,7 @@ fn managed_python(sys: &mut dyn System, cfg: &Config, tree: &Path) -> Result<Man
     let Some(dir) = dir else {
         return Err(BuildFailure::Uv {
             step: "uv venv",
-            code: "0".into(),
+            ended: crate::system::Ended::Exited(0),
             said: format!(
                 "the environment runs on `{home}`, not on a Python under {PYTHON_DIR}/ of the engines directory"
             ),
@@ -211,11 +211,7 @@ fn uv_step(sys: &mut dyn System, cmd: &Cmd, what: &'static str, downloads: &str)
         .map(|l| l.replace(downloads, "").replace(['×', '╰', '─', '▶'], "").trim().to_string())
         .filter(|l| !l.is_empty())
         .collect();
-    Err(BuildFailure::Uv {
-        step: what,
-        code: out.code.map_or("by a signal".into(), |c| c.to_string()),
-        said: said.join(" "),
-    })
+    Err(BuildFailure::Uv { step: what, ended: out.ended, said: said.join(" ") })
 }
 
 #[derive(Serialize)]

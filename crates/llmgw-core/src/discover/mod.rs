@@ -20,9 +20,12 @@
 //!   module's version (`/sys/module/nvidia/version`, `/proc/driver/nvidia/version`)
 //!   is checked against it; an integrated GPU without memory of its own
 //!   (Jetson, GB10) is given `MemTotal` of `/proc/meminfo`; `vulkan_icd`:
-//!   an `nvidia_icd*.json` in one of [`VULKAN_ICD_DIRS`]. A static (musl)
+//!   an `nvidia_icd*.json` in one of [`VULKAN_ICD_DIRS`]; each GPU's MIG
+//!   instances from `nvidia-smi -L` ([`nvidia_smi_list_command`]); on arm64,
+//!   a Jetson's L4T release from `/etc/nv_tegra_release`. A static (musl)
 //!   llmgw cannot load NVML at all ([`STATIC_NO_NVML`]) and goes straight
 //!   to `nvidia-smi`; [`Discovered::gpu_discovery`] says which was used and why.
+//! - `os.wsl`: `/proc/version` names a WSL 2 kernel ([`parse::is_wsl2_kernel`]).
 //! - `disk_free_gb`: statvfs of the engines directory (or its nearest existing ancestor).
 //! - `packages`: the package manager's query for [`recipe_packages`];
 //!   `installable` when running as root (effective uid 0) and the family's
@@ -191,7 +194,7 @@ pub trait Probe {
     /// Runs a command to completion within its time limit (`LC_ALL=C`, so
     /// tools speak the language the parsers read); `Ok(None)` when the
     /// program does not exist. A program that ran and failed, or was killed
-    /// at its time limit (`code: None`), is an [`Output`].
+    /// at its time limit ([`crate::system::Ended::TimedOut`]), is an [`Output`].
     ///
     /// # Errors
     /// [`DiscoverError::Io`] when it exists and cannot be started.
@@ -271,6 +274,16 @@ pub fn getconf_command() -> Cmd {
     Cmd::new("getconf", ["GNU_LIBC_VERSION"]).timeout(10)
 }
 
+/// `nvidia-smi -L`: every GPU and, under it, its MIG instances; asked
+/// whenever GPUs were found (NVML's own MIG calls are not read yet); 30
+/// seconds, as [`nvidia_smi_command`].
+pub fn nvidia_smi_list_command() -> Cmd {
+    Cmd::new("nvidia-smi", ["-L"]).timeout(30)
+}
+
+/// The file a Jetson's L4T release is read from (its first line).
+pub const NV_TEGRA_RELEASE: &str = "/etc/nv_tegra_release";
+
 /// `nvidia-smi --query-gpu=driver_version,compute_cap,name,memory.total --format=csv,noheader`,
 /// asked when NVML cannot be loaded or fails; 30 seconds, since a wedged
 /// GPU can hang it.
@@ -327,7 +340,17 @@ pub fn discover_at(probe: &mut dyn Probe, engines_dir: &Path) -> Result<Discover
         glibcxx,
         // Not looked for: the engines run on a Python of their own.
         python: None,
+        wsl: read_text(probe, "/proc/version")?.is_some_and(|t| parse::is_wsl2_kernel(&t)),
     };
+    if os.wsl && read_text(probe, "/proc/driver/nvidia/version")?.is_some() {
+        // WSL 2's GPU is the Windows driver's, reached through /dev/dxg:
+        // its kernel has no NVIDIA module (NVIDIA's CUDA on WSL user guide).
+        return Err(source(
+            "/proc/driver/nvidia/version",
+            "is present, yet /proc/version names a WSL 2 kernel, which has no NVIDIA kernel module: \
+             these answers are not of one machine",
+        ));
+    }
 
     let cpu = match read_text(probe, "/proc/cpuinfo")? {
         Some(t) => parse::cpuinfo(&t, arch),
@@ -344,7 +367,7 @@ pub fn discover_at(probe: &mut dyn Probe, engines_dir: &Path) -> Result<Discover
 
     let disk_free_gb = parse::whole_gb(probe.free_bytes(engines_dir)?);
     let packages = packages(probe, family, &mut warnings)?;
-    let (nvidia, gpu_discovery) = nvidia(probe, &mut warnings)?;
+    let (nvidia, gpu_discovery) = nvidia(probe, arch, &mut warnings)?;
 
     let hostname = read_text(probe, "/proc/sys/kernel/hostname")?.map(|h| parse::sanitize(&h)).unwrap_or_default();
     let hostname = if hostname.is_empty() { "unknown-host".to_string() } else { hostname };
@@ -465,7 +488,11 @@ fn packages(
 /// The NVIDIA driver and GPUs: NVML, else nvidia-smi; `None` without them,
 /// with a warning when a driver is there but fails; and the sentence of
 /// [`Discovered::gpu_discovery`].
-fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<Nvidia>, String), DiscoverError> {
+fn nvidia(
+    probe: &mut dyn Probe,
+    arch: Arch,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<Nvidia>, String), DiscoverError> {
     let kernel = kernel_module(probe, warnings)?;
     let mut found: Option<(DriverVersion, NvmlRows)> = None;
     let unloadable = probe.nvml_unloadable();
@@ -502,8 +529,7 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<N
             }
             None => what = "nvidia-smi is not on this machine: no NVIDIA GPU".into(),
             Some(out) if !out.success() => {
-                let code =
-                    out.code.map_or_else(|| "was killed at its time limit".to_string(), |c| format!("exited {c}"));
+                let code = out.ended;
                 let line = parse::first_line(&said(&out)).to_string();
                 warnings.push(format!("the NVIDIA driver is there but failing: nvidia-smi {code}: {line}"));
                 what = format!("nvidia-smi {code}: no NVIDIA GPU listed");
@@ -541,6 +567,7 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<N
         ));
     }
     let mut system_mib: Option<Option<u64>> = None;
+    let mut mig = mig_instances(probe, warnings)?;
     let mut gpus = vec![];
     for (i, (name, cc, memory)) in rows.into_iter().enumerate() {
         let name = parse::sanitize(&name);
@@ -562,7 +589,7 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<N
                 })
             }
         };
-        gpus.push(Gpu { name, compute_capability, memory_mib });
+        gpus.push(Gpu { name, compute_capability, memory_mib, mig: mig.remove(&i).unwrap_or_default() });
     }
     if gpus.is_empty() {
         return Ok((None, said(&format!("driver {driver}, no GPU with a compute capability"))));
@@ -577,8 +604,51 @@ fn nvidia(probe: &mut dyn Probe, warnings: &mut Vec<String>) -> Result<(Option<N
         1 => "1 GPU".to_string(),
         n => format!("{n} GPUs"),
     };
+    let l4t = if arch == Arch::Arm64 { l4t_release(probe, warnings)? } else { None };
     let sentence = said(&format!("driver {driver}, {count}"));
-    Ok((Some(Nvidia { driver, vulkan_icd, gpus }), sentence))
+    Ok((Some(Nvidia { driver, vulkan_icd, gpus, l4t }), sentence))
+}
+
+/// Each GPU's MIG instances, by GPU index, from `nvidia-smi -L`; none where
+/// nvidia-smi is missing, fails or lists none (a warning for the failures).
+fn mig_instances(
+    probe: &mut dyn Probe,
+    warnings: &mut Vec<String>,
+) -> Result<std::collections::BTreeMap<usize, Vec<llmgw_model::host::MigInstance>>, DiscoverError> {
+    let list = nvidia_smi_list_command();
+    let Some(out) = probe.run(&list)? else { return Ok(Default::default()) };
+    if !out.success() {
+        warnings.push(format!(
+            "`{}` failed ({}): MIG instances, if any, are not listed",
+            list.display(),
+            parse::first_line(&said(&out))
+        ));
+        return Ok(Default::default());
+    }
+    Ok(parse::nvidia_smi_mig(&out.stdout).unwrap_or_else(|e| {
+        warnings
+            .push(format!("`{}` answered what llmgw cannot read: {e}; MIG instances are not listed", list.display()));
+        Default::default()
+    }))
+}
+
+/// A Jetson's L4T release from [`NV_TEGRA_RELEASE`]'s first line; `None`
+/// where the file is absent (every machine but a Jetson, and a Jetson's
+/// container without it), with a warning where it cannot be read.
+fn l4t_release(
+    probe: &mut dyn Probe,
+    warnings: &mut Vec<String>,
+) -> Result<Option<llmgw_model::host::L4tRelease>, DiscoverError> {
+    let Some(text) = read_text(probe, NV_TEGRA_RELEASE)? else { return Ok(None) };
+    let first = parse::first_line(&text);
+    let release = llmgw_model::host::L4tRelease::from_nv_tegra_release(first);
+    if release.is_none() {
+        warnings.push(format!(
+            "{NV_TEGRA_RELEASE}: `{}` is not `# R<n> (release), REVISION: <n>.<n>, …`: nvidia.l4t is left out",
+            parse::sanitize(first)
+        ));
+    }
+    Ok(release)
 }
 
 /// The kernel module's version, as uv reads it: `/sys/module/nvidia/version`,

@@ -1,12 +1,14 @@
 //! Parsers of what a Linux machine says about itself: `/etc/os-release`,
 //! `uname -m`, `ldd --version`, libstdc++'s symbol versions, `/proc/cpuinfo`,
-//! `/proc/meminfo`, `nvidia-smi`'s CSV, the NVIDIA kernel module's version
-//! files. Pure functions of text (or bytes), total: any input gives an
+//! `/proc/meminfo`, `nvidia-smi`'s CSV and `-L` list, the NVIDIA kernel
+//! module's version files, `/proc/version` (WSL 2). Pure functions of text (or bytes), total: any input gives an
 //! answer, never a panic. Formats and sources are named on each function.
 
 use std::collections::BTreeSet;
 
-use llmgw_model::host::{Arch, ComputeCapability, DottedVersion, DriverVersion, PackageFamily};
+use llmgw_model::host::{
+    Arch, ComputeCapability, DottedVersion, DriverVersion, MigInstance, MigProfile, MigUuid, PackageFamily,
+};
 
 /// What `/etc/os-release` says (os-release(5)).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -323,6 +325,50 @@ pub fn nvidia_smi_csv(text: &str) -> Result<Vec<SmiGpu>, String> {
     Ok(gpus)
 }
 
+/// The MIG instances `nvidia-smi -L` lists, per GPU index: under each
+/// `GPU <i>: <name> (UUID: GPU-…)` line, its instances as
+/// `  MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-2be6-5dec-bf34-0954c6c529a6)`
+/// (NVIDIA/nvidia-container-toolkit#203 quotes that form). nvidia-smi -L
+/// gives no instance's memory: it is the profile's GB as 10^9 bytes, in
+/// whole MiB (`40gb`: 38,146 MiB), below what the name rounds to, so that a
+/// model judged to fit does (an H100 80GB's 81,559 MiB holds two `3g.40gb`
+/// so counted, not two 40,960 MiB ones). GPUs without instances are absent
+/// from the map.
+///
+/// # Errors
+/// A sentence quoting the first `MIG` line that is not of that form, or one
+/// before any `GPU` line.
+pub fn nvidia_smi_mig(text: &str) -> Result<std::collections::BTreeMap<usize, Vec<MigInstance>>, String> {
+    let mut out: std::collections::BTreeMap<usize, Vec<MigInstance>> = Default::default();
+    let mut gpu: Option<usize> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("GPU ") {
+            gpu = rest.split_once(':').and_then(|(i, _)| i.trim().parse().ok());
+            continue;
+        }
+        let Some(rest) = trimmed.strip_prefix("MIG ") else { continue };
+        let bad = || format!("`{trimmed}` is not `MIG <profile> Device <n>: (UUID: MIG-…)`");
+        let i = gpu.ok_or_else(|| format!("`{trimmed}` comes before any `GPU <i>:` line"))?;
+        let (profile, rest) = rest.trim_start().split_once(char::is_whitespace).ok_or_else(bad)?;
+        let uuid = rest.split_once("(UUID:").and_then(|(_, u)| u.trim().strip_suffix(')')).ok_or_else(bad)?;
+        let profile = MigProfile::parse(profile).map_err(|e| e.to_string())?;
+        let uuid = MigUuid::parse(uuid.trim()).map_err(|e| e.to_string())?;
+        let memory_mib = u64::from(profile.memory_gb()) * 1_000_000_000 / (1024 * 1024);
+        out.entry(i).or_default().push(MigInstance { profile, memory_mib, uuid });
+    }
+    Ok(out)
+}
+
+/// Whether `/proc/version` names a WSL 2 kernel: Microsoft's kernels say
+/// `microsoft-standard-WSL2` in their release (`6.6.87.2-microsoft-standard-WSL2`,
+/// vllm-project/vllm#47387); WSL 1 (`4.4.0-19041-Microsoft`) has no GPU
+/// support and is not WSL 2.
+pub fn is_wsl2_kernel(proc_version: &str) -> bool {
+    let lower = proc_version.to_ascii_lowercase();
+    lower.contains("microsoft") && lower.contains("wsl2")
+}
+
 /// The kernel module's version in `/proc/driver/nvidia/version`: its first
 /// line split on a double space, field 1, as uv reads it:
 /// `NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (…)`
@@ -551,5 +597,30 @@ mod tests {
         assert_eq!(sanitize(" dgx01\n\u{1b}[31m "), "dgx01  [31m");
         assert_eq!(first_line("\n  NVIDIA-SMI has failed \nmore"), "NVIDIA-SMI has failed");
         assert_eq!(gpu_summary(["A", "A", "B"]), "2x A + 1x B");
+    }
+
+    #[test]
+    fn mig_instances_are_read_under_their_gpu() {
+        let text = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5f3c2ad1-0000-0000-0000-000000000000)\n  \
+            MIG 3g.40gb     Device  0: (UUID: MIG-0929581a-2be6-5dec-bf34-0954c6c529a6)\n  \
+            MIG 1g.10gb+me  Device  1: (UUID: MIG-1929581a-2be6-5dec-bf34-0954c6c529a6)\n\
+            GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-6f3c2ad1-0000-0000-0000-000000000000)\n";
+        let mig = nvidia_smi_mig(text).unwrap();
+        assert_eq!(mig.len(), 1);
+        let profiles: Vec<String> = mig[&0].iter().map(|m| m.profile.to_string()).collect();
+        assert_eq!(profiles, ["3g.40gb", "1g.10gb+me"]);
+        assert_eq!(mig[&0][0].memory_mib, 38_146);
+        assert!(nvidia_smi_mig("  MIG 3g.40gb Device 0: (UUID: MIG-0929581a-2be6-5dec-bf34-0954c6c529a6)").is_err());
+        assert!(nvidia_smi_mig("GPU 0: x\n  MIG 3g.40gb Device 0: (UUID: MIG-GPU-1/2/0)").is_err());
+        assert_eq!(nvidia_smi_mig("GPU 0: Tesla T4 (UUID: GPU-1)\n").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn wsl2_kernels_are_told_from_wsl1_and_linux() {
+        assert!(is_wsl2_kernel(
+            "Linux version 6.6.87.2-microsoft-standard-WSL2 (root@439a258ad544) (gcc (GCC) 11.2.0)"
+        ));
+        assert!(!is_wsl2_kernel("Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0)"));
+        assert!(!is_wsl2_kernel("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-022)"));
     }
 }

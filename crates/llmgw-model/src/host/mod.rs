@@ -6,16 +6,24 @@
 //! same format, so any real node can be replayed in simulation.
 //!
 //! `versions.rs` holds the version numbers (compute capability, driver,
-//! dotted); `settings.rs` the `--set PATH=VALUE` changes. Uses: `strict_json`.
+//! dotted); `l4t.rs` a Jetson's L4T release; `mig.rs` a GPU's MIG
+//! instances; `settings.rs` the `--set PATH=VALUE` changes. Uses: `strict_json`.
 
 use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+mod l4t;
+mod mig;
 mod settings;
 mod versions;
 
+pub use l4t::{FIRST_SBSA_RELEASE, L4T_PATTERN, L4tParseError, L4tRelease};
+pub use mig::{
+    MAX_COMPUTE_SLICES, MIG_FROM_COMPUTE_CAPABILITY, MigError, MigInstance, MigProfile, MigProfileError, MigUuid,
+    MigUuidError, check_instances,
+};
 pub use settings::Setting;
 pub use versions::{ComputeCapability, DottedVersion, DriverVersion};
 
@@ -123,7 +131,20 @@ pub struct Os {
     /// ran on before llmgw gave the engines a Python of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<SystemPython>,
+    /// Whether this is WSL 2 (a `microsoft-standard-WSL2` kernel): the
+    /// driver is the Windows host's, its `libcuda.so.1` and
+    /// `libnvidia-ml.so.1` are in [`WSL_DRIVER_LIBRARIES`] (NVIDIA's "CUDA on
+    /// WSL" user guide), and there is no `/proc/driver/nvidia`. Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wsl: bool,
 }
+
+/// Where WSL 2 puts the Windows driver's Linux libraries (`libcuda.so.1`,
+/// `libnvidia-ml.so.1`): a Linux driver's copies elsewhere must not be
+/// loaded there. Source: NVIDIA's "CUDA on WSL" user guide ("the CUDA
+/// driver installed on Windows host will be stubbed inside the WSL 2 as
+/// libcuda.so"; "/usr/lib/wsl/lib").
+pub const WSL_DRIVER_LIBRARIES: &str = "/usr/lib/wsl/lib";
 
 /// The system's CPython: `{"version": "3.12.3", "headers": false}`.
 ///
@@ -198,6 +219,10 @@ pub struct Nvidia {
     pub vulkan_icd: bool,
     /// The GPUs, at least one.
     pub gpus: Vec<Gpu>,
+    /// A Jetson's L4T release (`R36.4.3`, from `/etc/nv_tegra_release`):
+    /// what decides its CUDA stack. Absent on every other machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4t: Option<L4tRelease>,
 }
 
 fn yes() -> bool {
@@ -219,6 +244,10 @@ pub struct Gpu {
     pub compute_capability: ComputeCapability,
     /// Memory in MiB.
     pub memory_mib: u64,
+    /// The MIG instances, when MIG mode is on: then CUDA's devices are
+    /// these, not the GPU. Absent or empty: MIG off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigInstance>,
 }
 
 /// Operating system packages.
@@ -268,9 +297,9 @@ pub const MAX_NAME_CHARS: usize = 256;
 
 /// The JSON Schema (draft 2020-12) of a host description, generated from
 /// [`Host`] itself (`llmgw schema host`): for editors, which check a file as
-/// it is typed. The parser is stricter in one way the schema cannot say: a
-/// machine with `nvidia` has at least one GPU and a glibc system its
-/// `glibc` (`Host::from_json`).
+/// it is typed. The parser is stricter where the schema cannot say it: a
+/// GPU's MIG instances must fit it (memory, compute slices, one UUID each,
+/// MIG from compute capability 8.0; `Host::from_json`).
 pub fn json_schema() -> serde_json::Value {
     let mut schema = schemars::schema_for!(Host).to_value();
     schema["$id"] = "https://github.com/llmgw/llmgw/schema/host.json".into();
@@ -283,6 +312,7 @@ pub fn json_schema() -> serde_json::Value {
     defs["Gpu"]["properties"]["name"]["maxLength"] = MAX_NAME_CHARS.into();
     defs["Nvidia"]["properties"]["gpus"]["minItems"] = 1.into();
     defs["Nvidia"]["properties"]["gpus"]["maxItems"] = MAX_GPUS.into();
+    defs["Gpu"]["properties"]["mig"]["maxItems"] = MAX_COMPUTE_SLICES.into();
     let version = |pattern: &str| serde_json::json!([{"type": "string", "pattern": pattern}, {"type": "null"}]);
     defs["Os"]["properties"]["glibc"]["anyOf"] = version("^\\s*2\\.[0-9]+\\s*$");
     defs["Os"]["properties"]["glibcxx"]["anyOf"] = version("^\\s*3\\.4\\.[0-9]+\\s*$");
@@ -295,6 +325,12 @@ pub fn json_schema() -> serde_json::Value {
             p.remove("uniqueItems");
         }
     }
+    // An L4T release is a Jetson's, and a Jetson is arm64.
+    schema["if"] = serde_json::json!({
+        "required": ["nvidia"],
+        "properties": {"nvidia": {"type": "object", "required": ["l4t"]}}
+    });
+    schema["then"] = serde_json::json!({"properties": {"arch": {"const": "arm64"}}});
     schema
 }
 
@@ -306,8 +342,11 @@ impl Host {
     /// a value of the wrong form, naming the JSON path; [`HostError::Invalid`]
     /// for a description whose parts contradict each other.
     pub fn from_json(text: &str) -> Result<Host, HostError> {
-        let host: Host = crate::strict_json::parse(text, &["os", "cpu", "nvidia", "nvidia.gpus[*]", "packages"])
-            .map_err(|e| HostError::Shape { path: e.path, message: e.message })?;
+        let host: Host = crate::strict_json::parse(
+            text,
+            &["os", "cpu", "nvidia", "nvidia.gpus[*]", "nvidia.gpus[*].mig[*]", "packages"],
+        )
+        .map_err(|e| HostError::Shape { path: e.path, message: e.message })?;
         host.validate()?;
         Ok(host)
     }
@@ -357,6 +396,24 @@ impl Host {
                 if too_long(&g.name) {
                     return Err(invalid(&format!("nvidia.gpus[{i}].name"), &long(&g.name)));
                 }
+                let cc = (g.compute_capability.major, g.compute_capability.minor);
+                mig::check_instances(&g.mig, cc, g.memory_mib)
+                    .map_err(|e| invalid(&format!("nvidia.gpus[{i}].mig"), &e.to_string()))?;
+            }
+            let mut uuids = BTreeSet::new();
+            for (i, g) in nv.gpus.iter().enumerate() {
+                for (j, m) in g.mig.iter().enumerate() {
+                    if !uuids.insert(&m.uuid) {
+                        let path = format!("nvidia.gpus[{i}].mig[{j}].uuid");
+                        return Err(invalid(&path, &format!("{} is given to another instance too", m.uuid)));
+                    }
+                }
+            }
+            if nv.l4t.is_some() && self.arch != Arch::Arm64 {
+                return Err(invalid(
+                    "nvidia.l4t",
+                    &format!("an L4T release is a Jetson's, and a Jetson is arm64, not {}", self.arch),
+                ));
             }
         }
         Ok(())

@@ -16,7 +16,7 @@ use std::path::Path;
 use super::backends::{Kernels, devices, loaded_backends};
 use super::gguf;
 use crate::truth::stub::Backend;
-use llmgw_core::system::{DirEntry, Output};
+use llmgw_core::system::{DirEntry, Ended, Output};
 use llmgw_model::host::Host;
 use llmgw_model::nvidia::CudaStep;
 
@@ -40,15 +40,15 @@ pub(super) fn run(
     args: &[String],
     mut read: impl FnMut(&Path) -> Option<Vec<u8>>,
 ) -> Output {
-    let fail = |code: Option<i32>, stderr: String| Output { code, stdout: String::new(), stderr };
+    let fail = |ended: Ended, stderr: String| Output { ended, stderr, ..Output::default() };
     let backends = loaded_backends(host, dir, entries, &mut read);
     if !backends.iter().any(|(_, b)| *b == Backend::Cpu) {
-        return fail(Some(1), "main: error: CPU backend is not loaded\n".into());
+        return fail(Ended::Exited(1), "main: error: CPU backend is not loaded\n".into());
     }
     let mut log = String::new();
     let listed = devices(host, &backends, &mut log);
     let (Some(model), Some(device)) = (value(args, "-m"), value(args, "-dev")) else {
-        return fail(Some(1), format!("{log}error: invalid parameter for argument: {}\n", args.join(" ")));
+        return fail(Ended::Exited(1), format!("{log}error: invalid parameter for argument: {}\n", args.join(" ")));
     };
     let on = match device {
         "none" => None,
@@ -56,7 +56,7 @@ pub(super) fn run(
             Some(d) => Some(d),
             None => {
                 return fail(
-                    Some(1),
+                    Ended::Exited(1),
                     format!("{log}error: invalid device: {name}\nerror: invalid parameter for argument: -dev\n"),
                 );
             }
@@ -83,7 +83,7 @@ pub(super) fn run(
             log.push_str(&format!(
                 "llama_model_load_from_file_impl: failed to load model\nllama_bench: error: failed to load model '{model}'\n"
             ));
-            return fail(Some(1), log);
+            return fail(Ended::Exited(1), log);
         }
     };
     let Some(d) = on else {
@@ -107,7 +107,8 @@ pub(super) fn run(
                 "ggml_cuda_compute_forward: RMS_NORM failed\nCUDA error: {}\n  current device: {index}, in function ggml_cuda_compute_forward at {GGML_CUDA_CU}:2419\n  err\n{GGML_CUDA_CU}:109: CUDA error\n",
                 r.error
             ));
-            return fail(None, log);
+            // ggml-cuda aborts: SIGABRT.
+            return fail(Ended::Signalled(6), log);
         }
     }
     let info = backend.map_or("", label);
@@ -133,7 +134,12 @@ fn generated(log: String, model: &str, backends: &str, devices: &str, gpu_info: 
              \"n_gen\": {n_gen}, \"avg_ts\": {avg_ts}}}\n"
         )
     };
-    Output { code: Some(0), stdout: format!("{}{}", row(8, 0, "2538.290912"), row(0, 8, "9720.900787")), stderr: log }
+    Output {
+        ended: Ended::Exited(0),
+        stdout: format!("{}{}", row(8, 0, "2538.290912"), row(0, 8, "9720.900787")),
+        stderr: log,
+        ..Output::default()
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use crate::truth::stub::{Backend, ElfStub};
 use crate::truth::{MachineFaults, ModelDamage};
-use llmgw_core::system::{Cmd, Downloaded, Effects, FetchJob, Fetched, Output, SysError, System};
+use llmgw_core::system::{Cmd, Downloaded, Effects, Ended, FetchJob, Fetched, Output, SysError, System};
 use llmgw_model::host::{ComputeCapability, Host};
 use llmgw_system::Local;
 use llmgw_system::files::Files;
@@ -217,14 +217,16 @@ impl System for SimSystem {
         if name == "gcc" {
             // The compiler of whichever package manager installed it.
             return match self.host.packages.installed.contains("gcc") {
-                true => Ok(Output { code: Some(0), stdout: "gcc (GCC) 12.2.0\n".into(), ..Output::default() }),
+                true => {
+                    Ok(Output { ended: Ended::Exited(0), stdout: "gcc (GCC) 12.2.0\n".into(), ..Output::default() })
+                }
                 false => Err(SysError::Spawn { program: name, message: "No such file or directory".into() }),
             };
         }
         if name == "ldd" {
             let [file] = cmd.args.as_slice() else {
                 return Ok(Output {
-                    code: Some(1),
+                    ended: Ended::Exited(1),
                     stderr: "ldd: missing file arguments\n".into(),
                     ..Output::default()
                 });

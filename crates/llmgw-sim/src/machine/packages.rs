@@ -3,7 +3,7 @@
 //! Installing succeeds when the host's `packages.installable` is true (any
 //! name is taken to exist in its repositories) and is remembered.
 
-use llmgw_core::system::{Output, SysError};
+use llmgw_core::system::{Ended, Output, SysError};
 use llmgw_model::host::{Host, PackageFamily};
 
 /// The package managers' installing commands.
@@ -41,7 +41,7 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String], fails: bool) 
             (if yes { format!("{n}\n") } else { String::new() }, String::new())
         }),
         ("apt-get", _) | ("dnf", _) | ("apk", Some("add")) if fails => Output {
-            code: Some(100),
+            ended: Ended::Exited(100),
             stderr: "E: Sub-process /usr/bin/dpkg returned an error code (1)\n".into(),
             ..Output::default()
         },
@@ -54,19 +54,23 @@ pub(super) fn run(host: &mut Host, program: &str, args: &[String], fails: bool) 
         ("apk", Some("add")) => install(host, names.get(1..).unwrap_or(&[]), |n| {
             (1, format!("ERROR: unable to select packages:\n  {n} (no such package):\n    required by: world[{n}]\n"))
         }),
-        _ => Output { code: Some(1), stderr: format!("{program}: unsupported arguments\n"), ..Output::default() },
+        _ => Output {
+            ended: Ended::Exited(1),
+            stderr: format!("{program}: unsupported arguments\n"),
+            ..Output::default()
+        },
     }))
 }
 
 fn query(host: &Host, names: &[&String], line: impl Fn(&str, bool) -> (String, String)) -> Output {
-    let mut out = Output { code: Some(0), ..Output::default() };
+    let mut out = Output { ended: Ended::Exited(0), ..Output::default() };
     for n in names {
         let yes = host.packages.installed.contains(n.as_str());
         let (o, e) = line(n, yes);
         out.stdout.push_str(&o);
         out.stderr.push_str(&e);
         if !yes {
-            out.code = Some(1);
+            out.ended = Ended::Exited(1);
         }
     }
     out
@@ -76,7 +80,7 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
     if !host.packages.installable {
         // An air-gapped node: no repository answers, so no name is found.
         let (code, stderr) = refusal(names.first().map_or("", |n| n.as_str()));
-        return Output { code: Some(code), stderr, ..Output::default() };
+        return Output { ended: Ended::Exited(code), stderr, ..Output::default() };
     }
     let mut stdout = String::new();
     for n in names {
@@ -84,5 +88,5 @@ fn install(host: &mut Host, names: &[&String], refusal: impl Fn(&str) -> (i32, S
             stdout.push_str(&format!("Setting up {n} ...\n"));
         }
     }
-    Output { code: Some(0), stdout, stderr: String::new() }
+    Output { ended: Ended::Exited(0), stdout, stderr: String::new(), ..Output::default() }
 }

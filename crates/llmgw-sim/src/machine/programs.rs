@@ -20,7 +20,7 @@ use super::ldd::resolve;
 use super::{python, uv};
 use crate::truth::ProgramFault;
 use crate::truth::stub::{ElfStub, Emulated};
-use llmgw_core::system::{DirEntry, Output, SysError};
+use llmgw_core::system::{DirEntry, Ended, Output, SysError};
 use llmgw_model::host::Host;
 use llmgw_system::Local;
 
@@ -28,17 +28,17 @@ use llmgw_system::Local;
 pub(super) fn ldd(host: &Host, file: &Path, mut read: impl FnMut(&Path) -> Option<Vec<u8>>) -> Output {
     let Some(bytes) = read(file) else {
         return Output {
-            code: Some(1),
+            ended: Ended::Exited(1),
             stderr: format!("ldd: {}: No such file or directory\n", file.display()),
             ..Output::default()
         };
     };
     let Some(stub) = ElfStub::from_bytes(&bytes) else {
-        return Output { code: Some(1), stdout: "\tnot a dynamic executable\n".into(), ..Output::default() };
+        return Output { ended: Ended::Exited(1), stdout: "\tnot a dynamic executable\n".into(), ..Output::default() };
     };
     let res = resolve(host, file, &stub, read);
     let code = if res.missing_versions.is_empty() { 0 } else { 1 };
-    Output { code: Some(code), stdout: res.ldd_text(file, host), stderr: String::new() }
+    Output { ended: Ended::Exited(code), stdout: res.ldd_text(file, host), stderr: String::new(), ..Output::default() }
 }
 
 /// How a simulated program is run: its time limit, and the fault of the
@@ -50,10 +50,10 @@ pub(super) struct Limits {
     pub bench_fault: Option<ProgramFault>,
 }
 
-/// What the real process runner adds to standard error when it kills a
-/// program at its limit (`system::process::run_with_limit`).
+/// A program killed at its time limit, as the real process runner ends it
+/// (`llmgw_system::process::run_with_limit`): having printed nothing.
 fn killed_at_limit(secs: u64) -> Output {
-    Output { code: None, stdout: String::new(), stderr: format!("llmgw: killed after its limit of {secs} s\n") }
+    Output { ended: Ended::TimedOut { secs }, ..Output::default() }
 }
 
 /// Runs the simulated program at `program` with `args`: a simulated ELF
@@ -68,8 +68,10 @@ pub(super) fn run(
     limits: &Limits,
 ) -> Result<(Output, u64), SysError> {
     let out = run_program(host, local, (program, args, env), limits)?;
-    let waited =
-        if out.code.is_none() && out.stderr.starts_with("llmgw: killed after") { limits.timeout_secs } else { 0 };
+    let waited = match out.ended {
+        Ended::TimedOut { secs } => secs,
+        Ended::Exited(_) | Ended::Signalled(_) => 0,
+    };
     Ok((out, waited))
 }
 
@@ -90,17 +92,22 @@ fn run_program(
     let Some(stub) = ElfStub::from_bytes(&bytes) else {
         let why = if ElfStub::looks_like_elf(&bytes) { "Exec format error" } else { "Permission denied" };
         return Ok(Output {
-            code: Some(126),
+            ended: Ended::Exited(126),
             stderr: format!("{shown}: cannot execute binary file: {why}\n"),
             ..Output::default()
         });
     };
     let res = resolve(host, program, &stub, read);
     if let Some(e) = res.loader_error(program) {
-        return Ok(Output { code: Some(127), stderr: format!("{e}\n"), ..Output::default() });
+        return Ok(Output { ended: Ended::Exited(127), stderr: format!("{e}\n"), ..Output::default() });
     }
     if let Some(v) = stub.version.as_ref().filter(|v| v.args == args) {
-        return Ok(Output { code: Some(0), stdout: v.stdout.clone(), stderr: v.stderr.clone() });
+        return Ok(Output {
+            ended: Ended::Exited(0),
+            stdout: v.stdout.clone(),
+            stderr: v.stderr.clone(),
+            ..Output::default()
+        });
     }
     match stub.emulates {
         Some(Emulated::Uv) => return Ok(uv::run(host, local, args, env)),
@@ -115,7 +122,7 @@ fn run_program(
     if stub.bench {
         return Ok(match limits.bench_fault {
             Some(ProgramFault::Hangs) => killed_at_limit(limits.timeout_secs),
-            Some(ProgramFault::PrintsNothing) => Output { code: Some(0), ..Output::default() },
+            Some(ProgramFault::PrintsNothing) => Output { ended: Ended::Exited(0), ..Output::default() },
             None => {
                 let dir = program.parent().unwrap_or(Path::new("/"));
                 let entries = local.files.list_dir(dir).ok().flatten().unwrap_or_default();
@@ -123,7 +130,11 @@ fn run_program(
             }
         });
     }
-    Ok(Output { code: Some(1), stderr: format!("error: invalid argument: {}\n", args.join(" ")), ..Output::default() })
+    Ok(Output {
+        ended: Ended::Exited(1),
+        stderr: format!("error: invalid argument: {}\n", args.join(" ")),
+        ..Output::default()
+    })
 }
 
 /// `llama-server --list-devices`: each backend beside the binary that loads,
@@ -140,5 +151,5 @@ fn list_devices(host: &Host, dir: &Path, entries: &[DirEntry], read: impl FnMut(
     if listed.is_empty() {
         stdout.push_str("  (none)\n");
     }
-    Output { code: Some(0), stdout, stderr }
+    Output { ended: Ended::Exited(0), stdout, stderr, ..Output::default() }
 }

@@ -21,7 +21,7 @@ use super::uv::SITE_PACKAGES;
 use crate::truth::stub::ElfStub;
 use crate::truth::{CudaTruth, Dist};
 use llmgw_core::converge::checks::{GPU_CHECK_FILE, TORCH_CHECK_MARKER, TRITON_CHECK_MARKER};
-use llmgw_core::system::Output;
+use llmgw_core::system::{Ended, Output};
 use llmgw_model::host::{ComputeCapability, Host};
 use llmgw_model::nvidia::{CudaKernels, runtime_min_driver};
 use llmgw_model::pep503::normalize;
@@ -75,11 +75,11 @@ pub(super) fn run_script(host: &Host, local: &Local, script: &Path, text: &str, 
 }
 
 fn ok(stdout: String) -> Output {
-    Output { code: Some(0), stdout, stderr: String::new() }
+    Output { ended: Ended::Exited(0), stdout, stderr: String::new(), ..Output::default() }
 }
 
 fn failed(code: i32, stderr: &str) -> Output {
-    Output { code: Some(code), stdout: String::new(), stderr: stderr.to_string() }
+    Output { ended: Ended::Exited(code), stdout: String::new(), stderr: stderr.to_string(), ..Output::default() }
 }
 
 fn traceback(line: usize, exception: &str) -> Output {
@@ -232,7 +232,7 @@ fn gpu_check(env: &Env, code: &str) -> Output {
     }
     match triton_check(env, torch_part.lines().count() + 2) {
         Ok(line) => Output { stdout: format!("{}{line}", out.stdout), ..out },
-        Err(failure) => Output { code: Some(1), stdout: out.stdout, stderr: failure },
+        Err(failure) => Output { ended: Ended::Exited(1), stdout: out.stdout, stderr: failure, ..Output::default() },
     }
 }
 
@@ -303,11 +303,12 @@ fn torch_check(env: &Env, code: &str) -> Output {
     for (i, g) in nv.gpus.iter().enumerate() {
         if let Some(why) = kernels.refusal(g.compute_capability, &nv.driver) {
             return Output {
-                code: Some(1),
+                ended: Ended::Exited(1),
                 stdout,
                 stderr: format!(
                     "Traceback (most recent call last):\n  File \"<string>\", line 7, in <module>\nRuntimeError: CUDA error: {why}\n"
                 ),
+                ..Output::default()
             };
         }
         stdout.push_str(&format!("cuda:{i} {}\n", g.name));

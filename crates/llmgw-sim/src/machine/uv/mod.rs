@@ -36,7 +36,7 @@ use serde::Deserialize;
 
 use crate::truth::stub::{ElfStub, Emulated, VersionOutput};
 use crate::truth::wheel_name::WheelName;
-use llmgw_core::system::Output;
+use llmgw_core::system::{Ended, Output};
 use llmgw_model::host::Host;
 use llmgw_model::pep503::normalize;
 use llmgw_system::Local;
@@ -62,8 +62,13 @@ pub fn run(host: &Host, local: &Local, args: &[String], env: &[(String, String)]
         _ => Err(format!("error: unrecognized subcommand '{}'", args.join(" "))),
     };
     match result {
-        Ok((stdout, stderr)) => Output { code: Some(0), stdout, stderr },
-        Err(stderr) => Output { code: Some(2), stdout: String::new(), stderr: format!("{stderr}\n") },
+        Ok((stdout, stderr)) => Output { ended: Ended::Exited(0), stdout, stderr, ..Output::default() },
+        Err(stderr) => Output {
+            ended: Ended::Exited(2),
+            stdout: String::new(),
+            stderr: format!("{stderr}\n"),
+            ..Output::default()
+        },
     }
 }
 
