@@ -86,7 +86,8 @@ fn an_offline_or_planned_latest_is_refused_in_words() {
         .unwrap()
         .offline("http://mirror.internal/llmgw", [("a.tar.gz".to_string(), "0".repeat(64))].into())
         .unwrap_err();
-    assert!(e.contains("an offline want names its version"), "{e}");
+    assert_eq!(e, llmgw_core::recipe::WantError::LatestOffline);
+    assert!(e.to_string().contains("an offline want names its version"), "{e}");
     let Err(llmgw_core::recipe::Refusal::Unsupported { reason, .. }) =
         llmgw_core::recipe::plan(&latest()[0], &super::host("v100.json"))
     else {

@@ -146,8 +146,8 @@ impl Simulation {
     /// it ([`converge::latest::resolve`]); nothing is installed.
     ///
     /// # Errors
-    /// Why it could not be resolved, in words.
-    pub fn resolve_latest(&mut self, want: &Want) -> Result<String, String> {
+    /// Why it could not be resolved: [`converge::latest::LatestError`].
+    pub fn resolve_latest(&mut self, want: &Want) -> Result<String, converge::latest::LatestError> {
         let host = self.sys.host().clone();
         converge::latest::resolve(&mut self.sys, &self.cfg, want, &host).map(|r| r.version)
     }

@@ -29,12 +29,54 @@ pub struct Resolved {
     pub skipped: Vec<String>,
 }
 
+/// Why a `latest` want resolved to no version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LatestError {
+    /// The list of releases could not be had.
+    #[error(transparent)]
+    Releases(#[from] release::ReleaseError),
+    /// The package index could not be asked.
+    #[error(transparent)]
+    Index(#[from] index::IndexError),
+    /// None of the releases looked at has a build this host can use.
+    #[error("none of the newest {looked_at} release(s) of {repo} has a build this node can use{}", newest(skipped))]
+    NoRelease {
+        /// `owner/name`.
+        repo: String,
+        /// How many releases were looked at.
+        looked_at: usize,
+        /// Each release passed over, with why: `b11461: a draft`.
+        skipped: Vec<String>,
+    },
+    /// None of the final versions on the index has a wheel this host can install.
+    #[error(
+        "none of the {versions} final version(s) of {project} on the package index has a wheel this node can install{}",
+        newest(skipped)
+    )]
+    NoVersion {
+        /// The PyPI project.
+        project: String,
+        /// How many final versions the index lists.
+        versions: usize,
+        /// Each version passed over, with why.
+        skipped: Vec<String>,
+    },
+}
+
+/// ` (the newest, <why>)` for the first release or version passed over.
+fn newest(skipped: &[String]) -> String {
+    match skipped.first() {
+        Some(first) => format!(" (the newest, {first})"),
+        None => String::new(),
+    }
+}
+
 /// Resolves `want` (its version [`recipe::LATEST`]) for `host`.
 ///
 /// # Errors
-/// A sentence naming what was looked at: the releases or the index page
-/// that could not be had, or that none of them has a build for this host.
-pub fn resolve(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, String> {
+/// [`LatestError`], naming what was looked at: the releases or the index
+/// page that could not be had, or that none of them has a build for this host.
+pub fn resolve(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, LatestError> {
     match want.engine.descriptor().publisher {
         Publisher::Releases { repo, skip_prereleases, .. } => {
             from_releases(sys, cfg, want, host, repo, skip_prereleases)
@@ -50,8 +92,8 @@ fn from_releases(
     host: &Host,
     repo: &str,
     skip_prereleases: bool,
-) -> Result<Resolved, String> {
-    let releases = release::list(sys, &cfg.github_api, repo, RELEASES_LOOKED_AT).map_err(|e| e.to_string())?;
+) -> Result<Resolved, LatestError> {
+    let releases = release::list(sys, &cfg.github_api, repo, RELEASES_LOOKED_AT)?;
     let mut skipped = Vec::new();
     for r in &releases {
         let tag = &r.tag_name;
@@ -76,20 +118,13 @@ fn from_releases(
             skipped.push(format!("{tag}: {why}"));
         }
     }
-    Err(format!(
-        "none of the newest {} release(s) of {repo} has a build this node can use{}",
-        releases.len(),
-        match skipped.first() {
-            Some(first) => format!(" (the newest, {first})"),
-            None => String::new(),
-        }
-    ))
+    Err(LatestError::NoRelease { repo: repo.to_string(), looked_at: releases.len(), skipped })
 }
 
-fn from_index(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, String> {
+fn from_index(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> Result<Resolved, LatestError> {
     use std::str::FromStr;
     let project = want.engine.as_str();
-    let files = index::project_files(sys, &cfg.pypi_simple, project).map_err(|e| e.to_string())?;
+    let files = index::project_files(sys, &cfg.pypi_simple, project)?;
     let python_minor: u32 = recipe::PYTHON.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(12);
     // Each final version's wheels, newest first.
     let mut versions: Vec<(String, Vec<WheelName>)> = Vec::new();
@@ -118,12 +153,5 @@ fn from_index(sys: &mut dyn System, cfg: &Config, want: &Want, host: &Host) -> R
             recipe::PYTHON
         ));
     }
-    Err(format!(
-        "none of the {} final version(s) of {project} on the package index has a wheel this node can install{}",
-        versions.len(),
-        match skipped.first() {
-            Some(first) => format!(" (the newest, {first})"),
-            None => String::new(),
-        }
-    ))
+    Err(LatestError::NoVersion { project: project.to_string(), versions: versions.len(), skipped })
 }

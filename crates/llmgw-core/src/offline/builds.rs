@@ -36,8 +36,8 @@ pub enum BuildsError {
     )]
     FromPyPI(Engine),
     /// The version is not written as the publisher tags it.
-    #[error("{0}")]
-    BadVersion(String),
+    #[error(transparent)]
+    BadVersion(#[from] crate::recipe::VersionError),
     /// The engine publishes nothing this installer uses for the architecture.
     #[error("no build of {engine} {version} for {arch}: {reason}")]
     NoBuild {

@@ -98,7 +98,7 @@ impl Manifest {
                     format!("{} is installed from PyPI, which a bundle does not carry", e.engine),
                 ));
             }
-            e.engine.check_version(&e.version).map_err(|m| at("version", m))?;
+            e.engine.check_version(&e.version).map_err(|m| at("version", m.to_string()))?;
             if !plain_name(&e.asset) {
                 return Err(at("asset", format!("`{}` is not a plain file name", e.asset)));
             }

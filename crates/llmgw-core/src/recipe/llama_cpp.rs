@@ -49,8 +49,8 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor {
 /// public log of its assets); #29202 moved them to 13.4 (merged 2026-09-21;
 /// 13.3 seen up to b11070, 13.4 from b11081 in public asset listings; the
 /// exact first 13.4 tag between them is UNCONFIRMED, taken as b11071).
-pub(super) fn toolkits_of_tag(build: u64, arch: &str) -> Vec<String> {
-    let x64 = arch == "x64";
+pub(super) fn toolkits_of_tag(build: u64, arch: Arch) -> Vec<String> {
+    let x64 = arch == Arch::Amd64;
     match build {
         0..=10968 => vec![],
         10969..=11070 => ["13.3"].into_iter().chain(x64.then_some("12.8")).map(str::to_string).collect(),
@@ -153,14 +153,11 @@ fn bench(device: &str) -> ModelRun {
 /// Plans llama.cpp on a host, from the release's assets when `published`
 /// lists them.
 pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Plan, Refusal> {
-    let arch = match host.arch {
-        Arch::Amd64 => "x64",
-        Arch::Arm64 => "arm64",
-        other => {
-            return Err(unsupported(format!(
-                "llama.cpp publishes no Linux build for {other} that this installer can use (only x64 and arm64)"
-            )));
-        }
+    let arch = host.arch;
+    let Some(in_names) = asset_arch(arch) else {
+        return Err(unsupported(format!(
+            "llama.cpp publishes no Linux build for {arch} that this installer can use (only x64 and arm64)"
+        )));
     };
     let v = &want.version;
     let build_number: u64 = v[1..].parse().map_err(|_| unsupported(format!("`{v}` is not a build tag")))?;
@@ -186,19 +183,19 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
         // With GGML_BACKEND_DL the CPU backends are loaded at run time; the
         // baseline variant is the one every CPU of the architecture loads.
         runtime_libraries: vec![
-            if arch == "x64" { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }.to_string(),
+            if arch == Arch::Amd64 { "libggml-cpu-x64.so" } else { "libggml-cpu-armv8.0_1.so" }.to_string(),
         ],
         gpu: Some(GpuCheck::Cpu(bench("none"))),
         // The archive carries a CPU backend per generation, down to SSE4.2;
         // below AVX2 it runs several times slower.
-        cpu_flags: if arch == "x64" { vec!["avx2".to_string()] } else { vec![] },
+        cpu_flags: if arch == Arch::Amd64 { vec!["avx2".to_string()] } else { vec![] },
         free_gb: 2,
         note: None,
         requires: vec![],
     };
     let notes = missing_flags_note(host, &base("cpu", vec![], vec![]));
-    let cpu_asset = format!("llama-{v}-bin-ubuntu-{arch}.tar.gz");
-    let vulkan_asset = format!("llama-{v}-bin-ubuntu-vulkan-{arch}.tar.gz");
+    let cpu_asset = format!("llama-{v}-bin-ubuntu-{in_names}.tar.gz");
+    let vulkan_asset = format!("llama-{v}-bin-ubuntu-vulkan-{in_names}.tar.gz");
     let missing = |asset: &str| format!("release {v} has no asset {asset}");
 
     if host.nvidia.is_none() {
@@ -214,7 +211,8 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
             notes,
         )?;
         // The GPU builds are left out too, and say why.
-        let mut gpu: Vec<String> = cuda_builds(v, build_number, arch, published).into_iter().map(|c| c.0).collect();
+        let mut gpu: Vec<String> =
+            cuda_builds(v, build_number, arch, published).into_iter().map(|c| c.variant).collect();
         gpu.push("vulkan".into());
         plan.excluded.extend(gpu.into_iter().map(|g| Exclusion {
             reason: format!("llama.cpp's {g} build is installed on nodes with an NVIDIA GPU; this node has none"),
@@ -236,8 +234,8 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
     // needs a driver and no toolkit.
     let mut offers = Vec::new();
     let mut excluded = Vec::new();
-    for (variant, found) in cuda_builds(v, build_number, arch, published) {
-        let (tk, engine, cudart) = match found {
+    for CudaBuild { variant, found } in cuda_builds(v, build_number, arch, published) {
+        let CudaAssets { toolkit: tk, engine, cudart } = match found {
             Ok(found) => found,
             Err(why) => {
                 excluded.push(Exclusion { variant, reason: why });
@@ -320,15 +318,40 @@ pub(super) fn plan(want: &Want, host: &Host, published: Published) -> Result<Pla
     Ok(plan)
 }
 
-/// A CUDA build of a release: its variant, and its toolkit with its two
-/// assets (the engine's, the `cudart-…` companion's) or why it is left out.
-type CudaBuild = (String, Result<((u32, u32), String, String), String>);
+/// A CUDA build of a release: its variant, and its assets or why it is left out.
+struct CudaBuild {
+    /// `cuda-13.4`, or `cuda` for the entry saying there is none.
+    variant: String,
+    /// Its toolkit and assets, or why it is left out, in a sentence.
+    found: Result<CudaAssets, String>,
+}
+
+/// A CUDA build's toolkit and its two assets.
+struct CudaAssets {
+    /// The toolkit `(major, minor)`, read from the asset's name: `(13, 4)`.
+    toolkit: (u32, u32),
+    /// The engine's asset: `llama-b11459-bin-ubuntu-cuda-13.4-x64.tar.gz`.
+    engine: String,
+    /// Its CUDA runtime companion: `cudart-llama-b11459-bin-ubuntu-cuda-13.4-x64.tar.gz`.
+    cudart: String,
+}
+
+/// How llama.cpp's asset names write an architecture (`x64`, `arm64`);
+/// `None` for one it publishes no Linux build for.
+fn asset_arch(arch: Arch) -> Option<&'static str> {
+    match arch {
+        Arch::Amd64 => Some("x64"),
+        Arch::Arm64 => Some("arm64"),
+        _ => None,
+    }
+}
 
 /// The CUDA builds of release `v` for `arch`, newest toolkit first: from
 /// the asset names when they are listed (a build lacking its companion is
 /// left out, saying so), else from the tag's range. One `cuda` entry
 /// saying why when there is none.
-fn cuda_builds(v: &str, build: u64, arch: &str, published: Published) -> Vec<CudaBuild> {
+fn cuda_builds(v: &str, build: u64, host_arch: Arch, published: Published) -> Vec<CudaBuild> {
+    let arch = asset_arch(host_arch).unwrap_or_default();
     let companion = |tk: &str| format!("cudart-llama-{v}-bin-ubuntu-cuda-{tk}-{arch}.tar.gz");
     let engine = |tk: &str| format!("llama-{v}-bin-ubuntu-cuda-{tk}-{arch}.tar.gz");
     let mut found: Vec<CudaBuild> = match published {
@@ -340,28 +363,29 @@ fn cuda_builds(v: &str, build: u64, arch: &str, published: Published) -> Vec<Cud
                 .filter_map(|n| n.strip_prefix(&prefix)?.strip_suffix(&suffix))
                 .map(|tk| {
                     let variant = format!("cuda-{tk}");
-                    let result = match toolkit(tk) {
+                    let found = match toolkit(tk) {
                         None => Err(format!("`{}` names no CUDA toolkit `X.Y` the installer can read", engine(tk))),
                         Some(_) if !names.iter().any(|n| *n == companion(tk)) => Err(format!(
                             "release {v} has {} without its CUDA runtime {}: the build cannot load",
                             engine(tk),
                             companion(tk)
                         )),
-                        Some(t) => Ok((t, engine(tk), companion(tk))),
+                        Some(t) => Ok(CudaAssets { toolkit: t, engine: engine(tk), cudart: companion(tk) }),
                     };
-                    (variant, result)
+                    CudaBuild { variant, found }
                 })
                 .collect()
         }
-        Published::Unknown => toolkits_of_tag(build, arch)
+        Published::Unknown => toolkits_of_tag(build, host_arch)
             .into_iter()
             .map(|tk| {
                 let t = toolkit(&tk).expect("the tag table's toolkits are X.Y");
-                (format!("cuda-{tk}"), Ok((t, engine(&tk), companion(&tk))))
+                let assets = CudaAssets { toolkit: t, engine: engine(&tk), cudart: companion(&tk) };
+                CudaBuild { variant: format!("cuda-{tk}"), found: Ok(assets) }
             })
             .collect(),
     };
-    found.sort_by_key(|(_, r)| std::cmp::Reverse(r.as_ref().map(|(t, _, _)| *t).unwrap_or((0, 0))));
+    found.sort_by_key(|c| std::cmp::Reverse(c.found.as_ref().map(|a| a.toolkit).unwrap_or((0, 0))));
     if found.is_empty() {
         let why = match published {
             Published::Assets(_) => format!("release {v} has no Linux CUDA build for {arch} (no {})", engine("<X.Y>")),
@@ -369,7 +393,7 @@ fn cuda_builds(v: &str, build: u64, arch: &str, published: Published) -> Vec<Cud
                 format!("llama.cpp {v} publishes no Linux CUDA build: they start at b10969 (ggml-org/llama.cpp#28186)")
             }
         };
-        found.push(("cuda".into(), Err(why)));
+        found.push(CudaBuild { variant: "cuda".into(), found: Err(why) });
     }
     found
 }
@@ -493,8 +517,8 @@ mod tests {
         assert_eq!(variants(&p), ["cpu"]);
         let left: Vec<&str> = p.excluded.iter().map(|e| e.variant.as_str()).collect();
         assert_eq!(left, ["cuda-13.4", "cuda-12.8", "vulkan"], "every GPU build is left out, with its reason");
-        assert_eq!(toolkits_of_tag(11000, "arm64"), ["13.3"]);
-        assert!(toolkits_of_tag(10900, "x64").is_empty());
+        assert_eq!(toolkits_of_tag(11000, Arch::Arm64), ["13.3"]);
+        assert!(toolkits_of_tag(10900, Arch::Amd64).is_empty());
     }
 
     #[test]

@@ -35,8 +35,9 @@ pub use engine::{Descriptor, Publisher, VersionCheck, VersionSyntax};
 pub use llama_cpp::build_in_version_line;
 pub use python::{PYTHON, UV_VERSION};
 pub use want::{
-    Engine, LATEST, MAX_VERSION_BYTES, Want, WantName, WantNameError, WantsFile, check_http_url, compare_versions,
-    first_repeat, is_sha256_hex, plain_name, wants_json_schema,
+    Engine, LATEST, MAX_VERSION_BYTES, UnknownEngine, UrlError, VersionError, VersionProblem, Want, WantError,
+    WantName, WantNameError, WantsFile, WantsFileError, check_http_url, compare_versions, first_repeat, is_sha256_hex,
+    plain_name, wants_json_schema,
 };
 
 /// One published build, chosen for one machine.

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::engine::VersionSyntax;
+use llmgw_model::sha256::Sha256;
 
 /// An engine the installer knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,18 +35,14 @@ impl Engine {
     /// Parses an engine name; `llamacpp` and `llama-cpp` are taken for `llama.cpp`.
     ///
     /// # Errors
-    /// A sentence naming the unknown engine and listing the known ones.
-    pub fn parse(s: &str) -> Result<Engine, String> {
+    /// [`UnknownEngine`], naming the engine given.
+    pub fn parse(s: &str) -> Result<Engine, UnknownEngine> {
         let name = s.trim().to_ascii_lowercase();
         let named = |e: &Engine| {
             let d = e.descriptor();
             d.name == name || d.aliases.contains(&name.as_str())
         };
-        Engine::ALL.into_iter().find(named).ok_or_else(|| {
-            let names: Vec<&str> = Engine::ALL.iter().map(|e| e.as_str()).collect();
-            let (last, rest) = names.split_last().expect("there are engines");
-            format!("unknown engine `{s}`; the engines are {} and {last}", rest.join(", "))
-        })
+        Engine::ALL.into_iter().find(named).ok_or_else(|| UnknownEngine(s.to_string()))
     }
 
     /// Whether `version` is written as this engine's publisher tags versions:
@@ -53,25 +50,17 @@ impl Engine {
     /// suffix like `.post1`) for the others; or [`LATEST`].
     ///
     /// # Errors
-    /// A sentence saying what form was expected.
-    pub fn check_version(self, version: &str) -> Result<(), String> {
+    /// [`VersionError`], saying what form was expected.
+    pub fn check_version(self, version: &str) -> Result<(), VersionError> {
         if version == LATEST {
             return Ok(());
         }
+        let error = |problem| VersionError { engine: self, version: version.to_string(), problem };
         if version.len() > MAX_VERSION_BYTES {
-            let start: String = version.chars().take(16).collect();
-            return Err(format!(
-                "version `{}…` of {self} is {} bytes long; versions are at most {MAX_VERSION_BYTES}",
-                llmgw_model::text::for_terminal(&start),
-                version.len()
-            ));
+            return Err(error(VersionProblem::TooLong));
         }
         if let Some(c) = version.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '.')) {
-            return Err(format!(
-                "version `{}` of {self} holds `{}`; versions are letters, digits and dots",
-                llmgw_model::text::for_terminal(version),
-                llmgw_model::text::for_terminal(c.encode_utf8(&mut [0; 4]))
-            ));
+            return Err(error(VersionProblem::Char(c)));
         }
         let syntax = self.descriptor().versions;
         let ok = match syntax {
@@ -80,20 +69,214 @@ impl Engine {
             }
             VersionSyntax::Pep440 => pep440_release(version),
         };
-        if ok {
-            return Ok(());
-        }
-        let mut why = match syntax {
-            VersionSyntax::BuildTag => format!("version `{version}` of {self} is not a build tag like b10850"),
-            VersionSyntax::Pep440 => {
-                format!("version `{version}` of {self} is not a dotted version like 0.20.1 (no leading v)")
-            }
-        };
-        if version.eq_ignore_ascii_case(LATEST) {
-            why.push_str(&format!(", nor `{LATEST}` (in lower case)"));
-        }
-        Err(why)
+        if ok { Ok(()) } else { Err(error(VersionProblem::Form(syntax))) }
     }
+}
+
+/// An engine name this llmgw does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine `{given}`; the engines are {known}", given = self.0, known = engines_in_words())]
+pub struct UnknownEngine(pub String);
+
+/// The engines in words: `llama.cpp, vllm, sglang and uv`.
+fn engines_in_words() -> String {
+    let names: Vec<&str> = Engine::ALL.iter().map(|e| e.as_str()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// A version not written as an engine's publisher tags versions.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.in_words())]
+pub struct VersionError {
+    /// The engine.
+    pub engine: Engine,
+    /// The version given.
+    pub version: String,
+    /// What is wrong with it.
+    pub problem: VersionProblem,
+}
+
+/// What is wrong with a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionProblem {
+    /// Longer than [`MAX_VERSION_BYTES`].
+    TooLong,
+    /// Holds this character, which is not a letter, a digit or a dot.
+    Char(char),
+    /// Not of the engine's version syntax.
+    Form(VersionSyntax),
+}
+
+impl VersionError {
+    fn in_words(&self) -> String {
+        let (engine, version) = (self.engine, self.version.as_str());
+        let shown = llmgw_model::text::for_terminal;
+        match self.problem {
+            VersionProblem::TooLong => {
+                let start: String = version.chars().take(16).collect();
+                format!(
+                    "version `{}…` of {engine} is {} bytes long; versions are at most {MAX_VERSION_BYTES}",
+                    shown(&start),
+                    version.len()
+                )
+            }
+            VersionProblem::Char(c) => format!(
+                "version `{}` of {engine} holds `{}`; versions are letters, digits and dots",
+                shown(version),
+                shown(c.encode_utf8(&mut [0; 4]))
+            ),
+            VersionProblem::Form(syntax) => {
+                let mut why = match syntax {
+                    VersionSyntax::BuildTag => {
+                        format!("version `{version}` of {engine} is not a build tag like b10850")
+                    }
+                    VersionSyntax::Pep440 => {
+                        format!("version `{version}` of {engine} is not a dotted version like 0.20.1 (no leading v)")
+                    }
+                };
+                if version.eq_ignore_ascii_case(LATEST) {
+                    why.push_str(&format!(", nor `{LATEST}` (in lower case)"));
+                }
+                why
+            }
+        }
+    }
+}
+
+/// Why a want, as given on the command line or in a wants file, is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WantError {
+    /// Not `ENGINE@VERSION[:VARIANT]`.
+    #[error("want `{0}` is not ENGINE@VERSION[:VARIANT] (like llama.cpp@b10850)")]
+    Form(String),
+    /// The engine is not known.
+    #[error(transparent)]
+    Engine(#[from] UnknownEngine),
+    /// The version is not in the engine's form.
+    #[error(transparent)]
+    Version(#[from] VersionError),
+    /// A variant the engine never publishes.
+    #[error(
+        "{engine} has no variant `{}`; its variants are {}",
+        llmgw_model::text::for_terminal(variant),
+        engine.descriptor().variants_in_words()
+    )]
+    Variant {
+        /// The engine.
+        engine: Engine,
+        /// The variant given.
+        variant: String,
+    },
+    /// An offline want asks for `latest`.
+    #[error(
+        "version: an offline want names its version; `{LATEST}` is resolved against the publisher's release list, \
+         which an offline mirror does not carry"
+    )]
+    LatestOffline,
+    /// `offline_base` is not a URL a mirror can be.
+    #[error("offline_base: `{}` {why}", llmgw_model::text::without_credentials(base))]
+    OfflineBase {
+        /// The URL given.
+        base: String,
+        /// What is wrong with it.
+        #[source]
+        why: UrlError,
+    },
+    /// A mirror without checksums.
+    #[error(
+        "offline_sha256: names no checksum; an offline want needs the control plane's checksums of its assets beside \
+         offline_base"
+    )]
+    NoChecksums,
+    /// Checksums without a mirror.
+    #[error("offline_sha256: checksums are given without offline_base, the mirror they are for")]
+    ChecksumsWithoutMirror,
+    /// A checksum for something that is not an asset's file name.
+    #[error("offline_sha256: `{0}` is not an asset's file name")]
+    AssetName(String),
+    /// A checksum that is not a sha256.
+    #[error("offline_sha256.{asset}: `{hex}` is not a sha256 (64 hex digits)")]
+    NotSha256 {
+        /// The asset.
+        asset: String,
+        /// What was given for it.
+        hex: String,
+    },
+}
+
+impl WantError {
+    /// Whether the message begins with the field it is about
+    /// (`offline_sha256.<asset>: …`), which a JSON path then leads to with a dot.
+    pub fn names_its_field(&self) -> bool {
+        matches!(
+            self,
+            WantError::OfflineBase { .. }
+                | WantError::NoChecksums
+                | WantError::ChecksumsWithoutMirror
+                | WantError::AssetName(_)
+                | WantError::NotSha256 { .. }
+        )
+    }
+}
+
+/// What is wrong with a URL given as a base (a mirror, an API), said to
+/// follow the URL: "has no host".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// No `scheme://`.
+    #[error("is not an http:// or https:// URL")]
+    NotHttp,
+    /// Another scheme.
+    #[error("has the scheme `{0}`; only http:// and https:// are supported")]
+    Scheme(String),
+    /// White space in it.
+    #[error("contains white space")]
+    WhiteSpace,
+    /// No host.
+    #[error("has no host")]
+    NoHost,
+    /// Not a URL the HTTP client reads.
+    #[error("is not a valid URL: {0}")]
+    Invalid(#[source] url::ParseError),
+    /// A query string.
+    #[error("has a query string, which is not supported: asset paths are appended to the URL")]
+    Query,
+    /// A fragment.
+    #[error("has a fragment (#), which is not supported: asset paths are appended to the URL")]
+    Fragment,
+}
+
+/// Why a wants file is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WantsFileError {
+    /// Not a wants file's JSON: the parser's message, with the JSON path.
+    #[error(transparent)]
+    Json(#[from] llmgw_model::strict_json::JsonError),
+    /// No want.
+    #[error("wants: lists no want; a node asked for nothing needs no wants file")]
+    Empty,
+    /// A want refused.
+    #[error("wants[{index}]{}{error}", if error.names_its_field() { "." } else { ": " })]
+    Want {
+        /// Its index in `wants`.
+        index: usize,
+        /// Why.
+        #[source]
+        error: WantError,
+    },
+    /// A want given twice.
+    #[error("wants[{later}]: {want} is wants[{earlier}] again; give each want once")]
+    Repeat {
+        /// The want.
+        want: WantName,
+        /// The index of its first.
+        earlier: usize,
+        /// The index of the repeat.
+        later: usize,
+    },
 }
 
 /// The version a want names to mean "the newest this node can use",
@@ -186,12 +369,10 @@ impl Want {
     /// Parses `ENGINE@VERSION[:VARIANT]`: `llama.cpp@b10850`, `llama.cpp@b10850:vulkan`.
     ///
     /// # Errors
-    /// A sentence naming the part that is wrong: the form, the engine, the
-    /// version, or a variant the engine never publishes.
-    pub fn parse(s: &str) -> Result<Want, String> {
-        let (engine, rest) = s
-            .split_once('@')
-            .ok_or_else(|| format!("want `{s}` is not ENGINE@VERSION[:VARIANT] (like llama.cpp@b10850)"))?;
+    /// [`WantError`] naming the part that is wrong: the form, the engine,
+    /// the version, or a variant the engine never publishes.
+    pub fn parse(s: &str) -> Result<Want, WantError> {
+        let (engine, rest) = s.split_once('@').ok_or_else(|| WantError::Form(s.to_string()))?;
         let (version, variant) = match rest.split_once(':') {
             Some((v, var)) => (v, Some(var.to_string())),
             None => (rest, None),
@@ -228,7 +409,7 @@ impl Want {
     ///
     /// # Errors
     /// As [`Want::validate`].
-    pub fn offline(mut self, base: &str, sha256: BTreeMap<String, String>) -> Result<Want, String> {
+    pub fn offline(mut self, base: &str, sha256: BTreeMap<String, String>) -> Result<Want, WantError> {
         self.offline_base = Some(base.to_string());
         self.offline_sha256 = sha256;
         self.validate()?;
@@ -241,47 +422,32 @@ impl Want {
     /// checksums without a mirror.
     ///
     /// # Errors
-    /// As [`Want::parse`]; for the offline fields a sentence beginning with
-    /// the field's name (`offline_sha256.<asset>: …`).
-    pub fn validate(&self) -> Result<(), String> {
+    /// As [`Want::parse`]; for the offline fields, the [`WantError`] of the
+    /// field ([`WantError::names_its_field`]).
+    pub fn validate(&self) -> Result<(), WantError> {
         self.engine.check_version(&self.version)?;
         if let Some(v) = &self.variant
             && !super::is_variant(self.engine, v)
         {
-            return Err(format!(
-                "{} has no variant `{}`; its variants are {}",
-                self.engine,
-                llmgw_model::text::for_terminal(v),
-                super::variants_in_words(self.engine)
-            ));
+            return Err(WantError::Variant { engine: self.engine, variant: v.clone() });
         }
         match &self.offline_base {
-            Some(_) if self.is_latest() => {
-                return Err(format!(
-                    "version: an offline want names its version; `{LATEST}` is resolved against the publisher's \
-                     release list, which an offline mirror does not carry"
-                ));
-            }
+            Some(_) if self.is_latest() => return Err(WantError::LatestOffline),
             Some(base) => {
-                check_http_url(base)
-                    .map_err(|e| format!("offline_base: `{}` {e}", llmgw_model::text::without_credentials(base)))?;
+                check_http_url(base).map_err(|why| WantError::OfflineBase { base: base.clone(), why })?;
                 if self.offline_sha256.is_empty() {
-                    return Err("offline_sha256: names no checksum; an offline want needs the control plane's \
-                                checksums of its assets beside offline_base"
-                        .into());
+                    return Err(WantError::NoChecksums);
                 }
             }
-            None if !self.offline_sha256.is_empty() => {
-                return Err("offline_sha256: checksums are given without offline_base, the mirror they are for".into());
-            }
+            None if !self.offline_sha256.is_empty() => return Err(WantError::ChecksumsWithoutMirror),
             None => {}
         }
         for (name, hex) in &self.offline_sha256 {
             if !plain_name(name) {
-                return Err(format!("offline_sha256: `{name}` is not an asset's file name"));
+                return Err(WantError::AssetName(name.clone()));
             }
             if !is_sha256_hex(hex) {
-                return Err(format!("offline_sha256.{name}: `{hex}` is not a sha256 (64 hex digits)"));
+                return Err(WantError::NotSha256 { asset: name.clone(), hex: hex.clone() });
             }
         }
         Ok(())
@@ -294,9 +460,10 @@ pub fn plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
-/// Whether `hex` is a sha256 digest: 64 hex digits (either case).
+/// Whether `hex` is a sha256 digest: 64 hex digits (either case), as
+/// [`Sha256::parse`] reads them.
 pub fn is_sha256_hex(hex: &str) -> bool {
-    hex.len() == 64 && hex.bytes().all(|c| c.is_ascii_hexdigit())
+    Sha256::is_hex(hex)
 }
 
 /// Checks that `url` is an `http://` or `https://` URL (the scheme in any
@@ -304,31 +471,31 @@ pub fn is_sha256_hex(hex: &str) -> bool {
 /// that paths are appended to (a mirror, an API).
 ///
 /// # Errors
-/// A sentence saying what is wrong, to follow the URL: "has no host".
-pub fn check_http_url(url: &str) -> Result<(), String> {
+/// [`UrlError`], said to follow the URL: "has no host".
+pub fn check_http_url(url: &str) -> Result<(), UrlError> {
     let Some((scheme, _)) = url.split_once("://") else {
-        return Err("is not an http:// or https:// URL".into());
+        return Err(UrlError::NotHttp);
     };
     if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return Err(format!("has the scheme `{scheme}`; only http:// and https:// are supported"));
+        return Err(UrlError::Scheme(scheme.to_string()));
     }
     if url.contains(char::is_whitespace) {
-        return Err("contains white space".into());
+        return Err(UrlError::WhiteSpace);
     }
     // Parsed whole, as the HTTP client will: a bad port, an unclosed
     // bracket or a bad escape is refused here, not after five retries.
     let parsed = url::Url::parse(url).map_err(|e| match e {
-        url::ParseError::EmptyHost => "has no host".to_string(),
-        e => format!("is not a valid URL: {e}"),
+        url::ParseError::EmptyHost => UrlError::NoHost,
+        e => UrlError::Invalid(e),
     })?;
     if parsed.query().is_some() || url.contains('?') {
-        return Err("has a query string, which is not supported: asset paths are appended to the URL".into());
+        return Err(UrlError::Query);
     }
     if parsed.fragment().is_some() || url.contains('#') {
-        return Err("has a fragment (#), which is not supported: asset paths are appended to the URL".into());
+        return Err(UrlError::Fragment);
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err("has no host".into());
+        return Err(UrlError::NoHost);
     }
     Ok(())
 }
@@ -504,22 +671,18 @@ impl WantsFile {
     /// Parses and validates a wants file.
     ///
     /// # Errors
-    /// A sentence beginning with the JSON path of the problem
+    /// [`WantsFileError`], said beginning with the JSON path of the problem
     /// (`wants[1].version: …`).
-    pub fn from_json(text: &str) -> Result<WantsFile, String> {
-        let file: WantsFile = llmgw_model::strict_json::parse(text, &["wants[*]"]).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<WantsFile, WantsFileError> {
+        let file: WantsFile = llmgw_model::strict_json::parse(text, &["wants[*]"])?;
         if file.wants.is_empty() {
-            return Err("wants: lists no want; a node asked for nothing needs no wants file".into());
+            return Err(WantsFileError::Empty);
         }
-        for (i, w) in file.wants.iter().enumerate() {
-            w.validate().map_err(|e| {
-                // A field's own message already names it: `wants[0].offline_base: …`.
-                let sep = if e.starts_with("offline_") { "." } else { ": " };
-                format!("wants[{i}]{sep}{e}")
-            })?;
+        for (index, w) in file.wants.iter().enumerate() {
+            w.validate().map_err(|error| WantsFileError::Want { index, error })?;
         }
-        if let Some((i, j)) = first_repeat(&file.wants) {
-            return Err(format!("wants[{j}]: {} is wants[{i}] again; give each want once", file.wants[j]));
+        if let Some((earlier, later)) = first_repeat(&file.wants) {
+            return Err(WantsFileError::Repeat { want: file.wants[later].name(), earlier, later });
         }
         Ok(file)
     }
@@ -555,7 +718,7 @@ mod tests {
     #[case("uv@ 0.12.20", "holds ` `")]
     #[case("vllm@0.20.1\u{202e}", "holds `\\u{202e}`")]
     fn refuses_bad_wants(#[case] s: &str, #[case] says: &str) {
-        let e = Want::parse(s).unwrap_err();
+        let e = Want::parse(s).unwrap_err().to_string();
         assert!(e.contains(says), "{s}: {e}");
     }
 
@@ -569,7 +732,7 @@ mod tests {
             ("http://", "has no host"),
             ("http://h/x?a=1", "has a query string"),
         ] {
-            let e = check_http_url(url).unwrap_err();
+            let e = check_http_url(url).unwrap_err().to_string();
             assert!(e.starts_with(says), "{url}: {e}");
         }
         assert!(check_http_url("HTTPS://mirror.internal:8443/llmgw").is_ok());
@@ -578,7 +741,7 @@ mod tests {
     #[test]
     fn a_version_too_long_to_be_a_file_name_is_refused() {
         let long = format!("llama.cpp@b{}", "1".repeat(5000));
-        let e = Want::parse(&long).unwrap_err();
+        let e = Want::parse(&long).unwrap_err().to_string();
         assert_eq!(e, "version `b111111111111111…` of llama.cpp is 5001 bytes long; versions are at most 64");
     }
 
@@ -591,10 +754,11 @@ mod tests {
 
     #[test]
     fn wants_files_are_strict() {
-        assert!(WantsFile::from_json(r#"{"wants": []}"#).unwrap_err().contains("lists no want"));
+        assert!(WantsFile::from_json(r#"{"wants": []}"#).unwrap_err().to_string().contains("lists no want"));
         assert!(
             WantsFile::from_json(r#"{"wants": [["uv", "0.12.20"]]}"#)
                 .unwrap_err()
+                .to_string()
                 .starts_with("wants[0]: expected an object")
         );
         assert!(WantsFile::from_json(r#"{"wants": [{"engine": "uv", "version": "0.12.20"}]} x"#).is_err());
@@ -630,7 +794,7 @@ mod tests {
             (ok.replace("offline_base", "offline_url"), "wants[0].offline_url: unknown field `offline_url`"),
         ];
         for (text, says) in cases {
-            let e = WantsFile::from_json(&text).unwrap_err();
+            let e = WantsFile::from_json(&text).unwrap_err().to_string();
             assert!(e.starts_with(says), "{e}");
         }
     }

@@ -335,10 +335,8 @@ impl Asset {
             })
         })?;
         let hex = d.strip_prefix("sha256:").ok_or_else(|| no(format!("`{d}` is not a sha256 digest")))?;
-        if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return Err(no(format!("`{d}` is not 64 hex digits")));
-        }
-        Ok(hex.to_ascii_lowercase())
+        let digest = llmgw_model::sha256::Sha256::parse(hex).map_err(|_| no(format!("`{d}` is not 64 hex digits")))?;
+        Ok(digest.to_string())
     }
 }
 

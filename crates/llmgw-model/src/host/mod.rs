@@ -25,7 +25,7 @@ pub use mig::{
     MigUuidError, check_instances,
 };
 pub use settings::Setting;
-pub use versions::{ComputeCapability, DottedVersion, DriverVersion};
+pub use versions::{ComputeCapability, DottedVersion, DriverVersion, VersionTextError};
 
 /// A machine as the installer sees it.
 ///

@@ -27,9 +27,9 @@ impl ComputeCapability {
     /// Parses `X.Y` (one or two digits each side).
     ///
     /// # Errors
-    /// A sentence saying what form was expected, when `s` is not `X.Y`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let bad = || format!("compute capability `{s}` is not of the form X.Y (like 7.0 or 12.1)");
+    /// [`VersionTextError::ComputeCapability`] when `s` is not `X.Y`.
+    pub fn parse(s: &str) -> Result<Self, VersionTextError> {
+        let bad = || VersionTextError::ComputeCapability(s.to_string());
         let (a, b) = s.trim().split_once('.').ok_or_else(bad)?;
         let digits = |p: &str| !p.is_empty() && p.len() <= 2 && p.bytes().all(|c| c.is_ascii_digit());
         // "7.05" is not 7.5, no GPU has a minor of two digits, and none has
@@ -79,6 +79,20 @@ impl<'de> Deserialize<'de> for ComputeCapability {
     }
 }
 
+/// A text that is not the version it was read as; each variant holds the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionTextError {
+    /// Not a compute capability `X.Y`.
+    #[error("compute capability `{0}` is not of the form X.Y (like 7.0 or 12.1)")]
+    ComputeCapability(String),
+    /// Not a driver version of dotted numbers.
+    #[error("driver version `{0}` is not dotted numbers (like 535.183.01)")]
+    Driver(String),
+    /// Not a version of dotted numbers.
+    #[error("`{0}` is not a version of dotted numbers (like 2.35)")]
+    Dotted(String),
+}
+
 /// An NVIDIA driver version: `535.183.01`. Ordered by its numeric parts.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DriverVersion {
@@ -90,9 +104,9 @@ impl DriverVersion {
     /// Parses `MAJOR[.MINOR[.PATCH]]`.
     ///
     /// # Errors
-    /// A sentence naming the text, when it is not dotted numbers.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let parts = dotted(s).ok_or_else(|| format!("driver version `{s}` is not dotted numbers (like 535.183.01)"))?;
+    /// [`VersionTextError::Driver`] when `s` is not dotted numbers.
+    pub fn parse(s: &str) -> Result<Self, VersionTextError> {
+        let parts = dotted(s).ok_or_else(|| VersionTextError::Driver(s.to_string()))?;
         Ok(DriverVersion { parts, text: s.trim().to_string() })
     }
 
@@ -129,9 +143,9 @@ impl DottedVersion {
     /// Parses `N(.N)*`.
     ///
     /// # Errors
-    /// A sentence naming the text, when it is not dotted numbers.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        dotted(s).map(DottedVersion).ok_or_else(|| format!("`{s}` is not a version of dotted numbers (like 2.35)"))
+    /// [`VersionTextError::Dotted`] when `s` is not dotted numbers.
+    pub fn parse(s: &str) -> Result<Self, VersionTextError> {
+        dotted(s).map(DottedVersion).ok_or_else(|| VersionTextError::Dotted(s.to_string()))
     }
 
     /// The numeric parts: `[2, 35]`.

@@ -53,6 +53,7 @@ pub fn run_offline(
     catalog: &Catalog,
     shard: Option<Shard>,
 ) -> Result<Vec<Cell>, SimError> {
+    use llmgw_core::converge::latest::LatestError;
     use llmgw_system::offline::bundle;
     let mut ids: Vec<&str> = hosts.iter().map(|(id, _)| id.as_str()).collect();
     ids.sort_unstable();
@@ -73,7 +74,7 @@ pub fn run_offline(
     // A `latest` want has no plan, so no bundle: the control plane resolves
     // it first, for each host against the publisher as that host's online
     // row does, and bundles the version it resolved to.
-    let mut concrete: Vec<Vec<Result<Want, String>>> = Vec::new();
+    let mut concrete: Vec<Vec<Result<Want, LatestError>>> = Vec::new();
     for (_, host) in &chosen {
         let mut sim = Simulation::on(host.clone(), publisher.clone())?;
         let mine = wants
@@ -123,7 +124,7 @@ pub fn run_offline(
                     status.resolved = want.is_latest().then(|| concrete.version.clone());
                     status
                 }
-                Err(why) => unresolved(want, why),
+                Err(why) => unresolved(want, &why.to_string()),
             };
             let drift = drift(&status);
             cells.push(Cell {

@@ -358,10 +358,9 @@ pub struct Imported {
 /// check out; the mirror is then unchanged. [`BundleError::Io`] when a file
 /// cannot be read or written.
 pub fn import(bundle: &Path, manifest_sha256: &str, mirror: &Path) -> Result<Imported, BundleError> {
-    let given = manifest_sha256.trim().to_ascii_lowercase();
-    if given.len() != 64 || !given.bytes().all(|c| c.is_ascii_hexdigit()) {
-        return Err(BundleError::Refused(format!("--manifest-sha256 `{manifest_sha256}` is not 64 hex digits")));
-    }
+    let given = llmgw_model::sha256::Sha256::parse(manifest_sha256.trim())
+        .map_err(|_| BundleError::Refused(format!("--manifest-sha256 `{manifest_sha256}` is not 64 hex digits")))?
+        .to_string();
     let meta = fs::metadata(bundle).map_err(|e| BundleError::Refused(format!("bundle `{}`: {e}", bundle.display())))?;
     // A bundle is a directory or a tar file: a FIFO would hold the import
     // forever, a device would be read as a tar without end.
