@@ -15,6 +15,7 @@ mod fuzz_seeds;
 mod gpu_bundle;
 mod gpu_check;
 mod hostile;
+mod hostile_fs;
 mod inspect;
 mod invariants;
 mod latest;
