@@ -99,15 +99,21 @@ pub fn run(args: Args) -> Result<i32, Failure> {
     // command run elsewhere (the simulated installer's) changes them.
     let cwd =
         std::env::current_dir().map_err(|e| Failure::Internal(format!("cannot tell the current directory: {e}")))?;
-    let status_file = match status_file {
-        Some(p) => Some(
-            runtime::check_status_file(&p, &cwd.join(&p), &label, args.config.as_deref(), args.status_file.is_none())
-                .map_err(failure)?,
-        ),
-        None => None,
-    };
     let engines_dir = match &args.engines_dir {
         Some(dir) => Some(runtime::check_engines_dir(dir, &cwd).map_err(failure)?),
+        None => None,
+    };
+    // On this machine the engines directory is known now (a simulation's
+    // default is a temporary directory of its own).
+    let real_engines = match args.host {
+        Some(_) => engines_dir.clone(),
+        None => Some(engines_dir.clone().unwrap_or_else(|| PathBuf::from(settings::DEFAULT_ENGINES_DIR))),
+    };
+    let paths = runtime::AgentPaths { wants: &label, config: args.config.as_deref(), engines: real_engines.as_deref() };
+    let status_file = match status_file {
+        Some(p) => {
+            Some(runtime::check_status_file(&p, &cwd.join(&p), paths, args.status_file.is_none()).map_err(failure)?)
+        }
         None => None,
     };
     let mut agent = Agent::new(wants, label, config, status_file);

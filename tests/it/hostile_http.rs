@@ -75,7 +75,7 @@ fn a_redirect_goes_nowhere_a_download_may_not() {
     );
     let metadata = serve(Body::Redirect { to: "http://169.254.169.254/latest/meta-data/".into() });
     let got = http.http_get(&format!("{metadata}/release"), "application/json").unwrap_err();
-    let SysError::Refused { url, rule } = &got else { panic!("{got:?}") };
+    let SysError::RefusedUrl { url, rule } = &got else { panic!("{got:?}") };
     assert_eq!(url, "http://169.254.169.254/latest/meta-data/");
     assert!(
         rule.starts_with("a redirect from 127.0.0.1 to another host; only redirects within the same host"),

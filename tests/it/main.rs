@@ -16,6 +16,7 @@ mod fuzz_seeds;
 mod gpu_bundle;
 mod gpu_check;
 mod hostile;
+mod hostile_fs;
 mod hostile_http;
 mod inspect;
 mod invariants;

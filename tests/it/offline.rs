@@ -1113,7 +1113,7 @@ fn bad_llmgw_release_directories_are_refused_in_words_before_any_download() {
     let lone = t.path().join("lone");
     release_dir(&lone, "0.1.0", &[GNU]);
     std::fs::remove_file(lone.join(format!("{name}.sha256"))).unwrap();
-    refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`: No such file"));
+    refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`: it does not exist"));
     std::fs::write(lone.join(format!("{name}.sha256")), "0123\n").unwrap();
     refused(&lone, "amd64", &format!("`{name}.sha256`, the sha256 of `{name}`, holds `0123`, which is not `<sha256>`"));
     std::fs::write(lone.join(format!("{name}.sha256")), format!("{}  other.tar.gz\n", "ab".repeat(32))).unwrap();

@@ -23,6 +23,10 @@ use std::time::Duration;
 /// atomically: one a kill left is recognised and removed by the next run.
 pub const TEMPORARY_PREFIX: &str = ".llmgw-tmp-";
 
+/// The most bytes [`System::read`] reads of a file whole (64 MiB): what is
+/// read whole is a record, a configuration or a header, never a build.
+pub const MAX_WHOLE_READ: u64 = 64 << 20;
+
 /// A process to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cmd {
@@ -270,6 +274,8 @@ pub struct DirEntry {
     pub name: String,
     /// Whether it is a directory (a symbolic link is not followed).
     pub is_dir: bool,
+    /// Whether it is a symbolic link (to whatever, or to nothing).
+    pub is_link: bool,
 }
 
 /// A failed effect, in words a user can act on. No variant carries a URL
@@ -321,7 +327,7 @@ pub enum SysError {
     /// ([`crate::release::hosts::check_redirect`]). The one variant that
     /// names a URL: the one refused, which the simulation never sends.
     #[error("refused to follow the server to `{url}`: {rule}")]
-    Refused {
+    RefusedUrl {
         /// The URL redirected to.
         url: String,
         /// The rule it breaks, in words.
@@ -344,6 +350,20 @@ pub enum SysError {
     /// An archive was refused or could not be read.
     #[error("{0}")]
     Archive(String),
+    /// A file-system path was refused before anything was read from,
+    /// written to or removed at it: what is there is not what is expected
+    /// (a FIFO, a device or a symbolic link where a file is read; a file
+    /// larger than any such file is), or the path leads outside the
+    /// directory it must stay in.
+    #[error("{op} `{}`: {why}", path.display())]
+    Refused {
+        /// What was to be done: "read", "remove", "lock".
+        op: &'static str,
+        /// The path refused.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: Refusal,
+    },
     /// A program could not be started.
     #[error("cannot run `{program}`: {message}")]
     Spawn {
@@ -354,7 +374,42 @@ pub enum SysError {
     },
 }
 
+/// Why a path was refused ([`SysError::Refused`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Something other than a regular file is there: reading a FIFO could
+    /// wait for ever, a device never end.
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// A symbolic link, which is never followed there: `at` is the link
+    /// (the path itself or a directory on the way to it).
+    #[error("`{}` is a symbolic link, which is not followed there", at.display())]
+    Link {
+        /// The link.
+        at: PathBuf,
+    },
+    /// Larger than such a file ever is.
+    #[error("it is larger than {max} bytes, more than {what} ever is")]
+    TooLarge {
+        /// The most it may be, in bytes.
+        max: u64,
+        /// What it is: `an install record`.
+        what: &'static str,
+    },
+    /// Not a plain path inside `root` (absolute elsewhere, `..`, empty).
+    #[error("it is not inside `{}`", root.display())]
+    Outside {
+        /// The directory it must stay in.
+        root: PathBuf,
+    },
+}
+
 impl SysError {
+    /// Whether this is a refusal of what is at a path ([`SysError::Refused`]).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, SysError::Refused { .. })
+    }
+
     /// An [`SysError::Io`] from a `std::io::Error`.
     pub fn io(op: &'static str, path: &Path, e: &std::io::Error) -> SysError {
         SysError::Io { op, path: path.to_path_buf(), message: e.to_string() }
@@ -411,6 +466,34 @@ pub trait Effects {
     /// # Errors
     /// As [`System::sha256_file`].
     fn sha256_file(&self, path: &Path) -> Result<Option<(u64, String)>, SysError>;
+
+    /// As [`System::sha256_beneath`].
+    ///
+    /// # Errors
+    /// As [`System::sha256_beneath`].
+    fn sha256_beneath(&self, root: &Path, rel: &str) -> Result<Option<(u64, String)>, SysError>;
+
+    /// As [`System::read_beneath`].
+    ///
+    /// # Errors
+    /// As [`System::read_beneath`].
+    fn read_beneath(&self, root: &Path, rel: &str, max: (u64, &'static str)) -> Result<Option<Vec<u8>>, SysError>;
+
+    /// Whether `path` lies inside the directory `root` with no symbolic
+    /// link and nothing but directories on the way (the last component
+    /// itself may be anything: it is removed as itself).
+    ///
+    /// # Errors
+    /// [`SysError::Refused`]: [`Refusal::Outside`] for a path that is not
+    /// `root` joined with plain components, [`Refusal::Link`] naming the
+    /// link on the way.
+    fn check_beneath(&self, root: &Path, path: &Path) -> Result<(), SysError>;
+
+    /// Whether `path` is other than a symbolic link (nothing there is fine).
+    ///
+    /// # Errors
+    /// [`SysError::Refused`] with [`Refusal::Link`] when it is one.
+    fn check_not_link(&self, path: &Path) -> Result<(), SysError>;
 
     /// As [`System::create_dir_all`].
     ///
@@ -516,9 +599,47 @@ pub trait System {
     }
 
     /// Size in bytes and sha256 (lowercase hex) of a file, read once;
-    /// `None` when it does not exist.
+    /// `None` when it does not exist. A symbolic link there is not followed
+    /// ([`Refusal::Link`]), nor is anything but a regular file read
+    /// ([`Refusal::NotRegular`]: a FIFO is refused without waiting).
     fn sha256_file(&mut self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         self.effects().sha256_file(path)
+    }
+
+    /// As [`System::sha256_file`], for the file at `rel` (`/`-separated,
+    /// plain components) inside the directory `root`, reached without
+    /// following a symbolic link anywhere below `root`: what verifies an
+    /// installed file is the file itself, in its place.
+    ///
+    /// # Errors
+    /// [`SysError::Refused`]: a `rel` that is not plain, a link on the way
+    /// or at the end, something not a regular file.
+    fn sha256_beneath(&mut self, root: &Path, rel: &str) -> Result<Option<(u64, String)>, SysError> {
+        self.effects().sha256_beneath(root, rel)
+    }
+
+    /// Reads the regular file at `rel` inside `root` whole, reached as
+    /// [`System::sha256_beneath`] reaches it, if it is at most `max.0`
+    /// bytes (`max.1` names what it is, for the error); `None` when it
+    /// does not exist. At most `max.0 + 1` bytes are read.
+    ///
+    /// # Errors
+    /// As [`System::sha256_beneath`]; [`Refusal::TooLarge`].
+    fn read_beneath(&mut self, root: &Path, rel: &str, max: (u64, &'static str)) -> Result<Option<Vec<u8>>, SysError> {
+        self.effects().read_beneath(root, rel, max)
+    }
+
+    /// Removes `path` (a file, a link as itself, or a directory tree) if it
+    /// lies inside `root` with no symbolic link on the way
+    /// ([`Effects::check_beneath`]); nothing there is not an error. What
+    /// the installer removes in the engines directory goes through here.
+    ///
+    /// # Errors
+    /// [`SysError::Refused`] for a path outside `root` or through a link,
+    /// nothing removed; as [`System::remove`].
+    fn remove_beneath(&mut self, root: &Path, path: &Path) -> Result<(), SysError> {
+        self.effects().check_beneath(root, path)?;
+        self.remove(path)
     }
 
     /// Runs a process to completion within its time limit. A process that
@@ -548,7 +669,21 @@ pub trait System {
         self.effects().write_atomic(path, contents)
     }
 
-    /// Reads a file whole; `None` when it does not exist.
+    /// As [`System::write_atomic`], for a file that is written only as
+    /// itself (the agent's status file): a symbolic link at `path` is
+    /// refused, not written through.
+    ///
+    /// # Errors
+    /// [`SysError::Refused`] for a link; as [`System::write_atomic`].
+    fn write_atomic_as_itself(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
+        self.effects().check_not_link(path)?;
+        self.write_atomic(path, contents)
+    }
+
+    /// Reads a regular file whole (a link to one is followed); `None` when
+    /// it does not exist. Anything else there is refused without waiting
+    /// ([`Refusal::NotRegular`]), and so is a file larger than
+    /// [`MAX_WHOLE_READ`] ([`Refusal::TooLarge`]).
     fn read(&mut self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
         self.effects().read(path)
     }

@@ -37,6 +37,18 @@ impl Effects for NoEffects {
     fn sha256_file(&self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
         panic!("no files here: sha256 {}", path.display())
     }
+    fn sha256_beneath(&self, root: &Path, rel: &str) -> Result<Option<(u64, String)>, SysError> {
+        panic!("no files here: sha256 {}/{rel}", root.display())
+    }
+    fn read_beneath(&self, root: &Path, rel: &str, _: (u64, &'static str)) -> Result<Option<Vec<u8>>, SysError> {
+        panic!("no files here: read {}/{rel}", root.display())
+    }
+    fn check_beneath(&self, _: &Path, path: &Path) -> Result<(), SysError> {
+        panic!("no files here: check {}", path.display())
+    }
+    fn check_not_link(&self, path: &Path) -> Result<(), SysError> {
+        panic!("no files here: check {}", path.display())
+    }
     fn create_dir_all(&self, path: &Path) -> Result<(), SysError> {
         panic!("no files here: create {}", path.display())
     }

@@ -11,10 +11,15 @@ pub type Refusal = &'static str;
 /// The one rule for text from outside: printable (no control characters:
 /// no newline, tab or escape), no bidirectional controls (U+200E, U+200F,
 /// U+061C, U+202A–U+202E, U+2066–U+2069: they reorder what a terminal
-/// shows), and no noncharacters (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF: not
+/// shows), no line or paragraph separator (U+2028, U+2029: a line break
+/// to a reader of Unicode text, JSON's and JavaScript's included), no
+/// byte-order mark inside text (U+FEFF, invisible: two names that look
+/// alike would differ), and no noncharacters (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF: not
 /// allowed in XML, so a JUnit report would be refused by its reader).
 /// Source of the ranges: Unicode's bidirectional algorithm (UAX #9, the
-/// explicit formatting characters) and its noncharacter FAQ; XML 1.0 § 2.2.
+/// explicit formatting characters), the Unicode Standard § 5.8 (line and
+/// paragraph separators) and § 23.8 (U+FEFF only as a byte-order mark, at
+/// the start of a stream), its noncharacter FAQ; XML 1.0 § 2.2.
 ///
 /// # Errors
 /// The sentence naming the kind of character refused, and its code point.
@@ -24,6 +29,10 @@ pub fn check(text: &str) -> Result<(), String> {
             Some("a control character (a newline, a tab, an escape)")
         } else if is_bidi_control(c) {
             Some("a bidirectional control, which reorders what a terminal shows")
+        } else if matches!(c, '\u{2028}' | '\u{2029}') {
+            Some("a line or paragraph separator, which breaks the line it is in")
+        } else if c == '\u{FEFF}' {
+            Some("a byte-order mark inside text, which is invisible")
         } else if is_noncharacter(c) {
             Some("a Unicode noncharacter, which XML cannot hold")
         } else {
@@ -86,9 +95,19 @@ mod tests {
     #[test]
     fn the_rule_refuses_controls_bidi_and_noncharacters() {
         assert!(check("NVIDIA H100 80GB HBM3 — ünïcode ok").is_ok());
-        for bad in
-            ["a\nb", "tab\t", "e\u{1b}[31mred", "\u{202E}evil", "\u{2066}x", "x\u{FFFE}", "\u{FDD0}", "\u{10FFFF}"]
-        {
+        for bad in [
+            "a\nb",
+            "tab\t",
+            "e\u{1b}[31mred",
+            "\u{202E}evil",
+            "\u{2066}x",
+            "x\u{FFFE}",
+            "\u{FDD0}",
+            "\u{10FFFF}",
+            "a\u{2028}b",
+            "\u{2029}",
+            "x\u{FEFF}y",
+        ] {
             assert!(check(bad).is_err(), "{bad:?}");
         }
         assert!(check("\u{202E}").unwrap_err().contains("U+202E"));

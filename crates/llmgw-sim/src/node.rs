@@ -50,7 +50,7 @@ impl Node for Simulation {
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
         self.on_crash(say_crash);
-        self.recovering(|sim| sim.system_mut().write_atomic(path, contents))
+        self.recovering(|sim| sim.system_mut().write_atomic_as_itself(path, contents))
     }
 }
 

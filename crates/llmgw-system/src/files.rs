@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use llmgw_core::archive::Limits;
-use llmgw_core::system::{DirEntry, SysError, UnpackedFile};
+use llmgw_core::system::{DirEntry, MAX_WHOLE_READ, Refusal, SysError, UnpackedFile};
 
 use crate::unpack;
 
@@ -372,13 +372,86 @@ impl Files {
         unpack::unpack_tar_gz(bytes, into, Limits::default()).map_err(|e| SysError::Archive(e.to_string()))
     }
 
-    /// See [`super::System::sha256_file`].
+    /// See [`super::System::sha256_file`]: the file at `path` itself, a
+    /// link there not followed, opened without blocking and read only once
+    /// it is seen to be a regular file.
     pub fn sha256_file(&self, path: &Path) -> Result<Option<(u64, String)>, SysError> {
-        match fs::File::open(path) {
-            Ok(f) => llmgw_core::archive::sha256_reader(f).map(Some).map_err(|e| SysError::io("read", path, &e)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(SysError::io("open", path, &e)),
+        match open_regular(path, false)? {
+            Some(f) => llmgw_core::archive::sha256_reader(f).map(Some).map_err(|e| SysError::io("read", path, &e)),
+            None => Ok(None),
         }
+    }
+
+    /// See [`super::System::sha256_beneath`].
+    pub fn sha256_beneath(&self, root: &Path, rel: &str) -> Result<Option<(u64, String)>, SysError> {
+        let path = root.join(rel);
+        match open_beneath(root, rel)? {
+            Some(f) => llmgw_core::archive::sha256_reader(f).map(Some).map_err(|e| SysError::io("read", &path, &e)),
+            None => Ok(None),
+        }
+    }
+
+    /// See [`super::System::read_beneath`].
+    pub fn read_beneath(
+        &self,
+        root: &Path,
+        rel: &str,
+        (max, what): (u64, &'static str),
+    ) -> Result<Option<Vec<u8>>, SysError> {
+        let path = root.join(rel);
+        match open_beneath(root, rel)? {
+            Some(f) => read_capped(f, &path, max, what).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// See [`llmgw_core::system::Effects::check_not_link`].
+    pub fn check_not_link(&self, path: &Path) -> Result<(), SysError> {
+        match fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => Err(SysError::Refused {
+                op: "write",
+                path: path.to_path_buf(),
+                why: Refusal::Link { at: path.to_path_buf() },
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// See [`llmgw_core::system::Effects::check_beneath`].
+    pub fn check_beneath(&self, root: &Path, path: &Path) -> Result<(), SysError> {
+        let outside = || SysError::Refused {
+            op: "remove",
+            path: path.to_path_buf(),
+            why: Refusal::Outside { root: root.to_path_buf() },
+        };
+        let rel = path.strip_prefix(root).map_err(|_| outside())?;
+        let parts: Vec<_> = rel.components().collect();
+        if parts.is_empty() || !parts.iter().all(|c| matches!(c, std::path::Component::Normal(_))) {
+            return Err(outside());
+        }
+        let mut at = root.to_path_buf();
+        for part in &parts[..parts.len() - 1] {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(SysError::Refused {
+                        op: "remove",
+                        path: path.to_path_buf(),
+                        why: Refusal::Link { at },
+                    });
+                }
+                Ok(m) if !m.is_dir() => {
+                    return Err(SysError::Refused {
+                        op: "remove",
+                        path: path.to_path_buf(),
+                        why: Refusal::NotRegular(kind_in_words(m.file_type())),
+                    });
+                }
+                // Nothing there: nothing below it to remove either.
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// See [`super::System::create_dir_all`].
@@ -467,12 +540,12 @@ impl Files {
         fs::read_dir(path).map(|rd| rd.flatten().map(|e| self.bytes_under(&e.path())).sum()).unwrap_or(0)
     }
 
-    /// See [`super::System::read`].
+    /// See [`super::System::read`]: a regular file (a link to one
+    /// followed), opened without blocking, at most [`MAX_WHOLE_READ`] bytes.
     pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, SysError> {
-        match fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(SysError::io("read", path, &e)),
+        match open_regular(path, true)? {
+            Some(f) => read_capped(f, path, MAX_WHOLE_READ, "a file read whole").map(Some),
+            None => Ok(None),
         }
     }
 
@@ -489,12 +562,120 @@ impl Files {
         let mut out = Vec::new();
         for e in rd {
             let e = e.map_err(|e| SysError::io("list", path, &e))?;
-            let is_dir = e.file_type().map_err(|err| SysError::io("stat", &e.path(), &err))?.is_dir();
-            out.push(DirEntry { name: e.file_name().to_string_lossy().into_owned(), is_dir });
+            let kind = e.file_type().map_err(|err| SysError::io("stat", &e.path(), &err))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            out.push(DirEntry { name, is_dir: kind.is_dir(), is_link: kind.is_symlink() });
         }
         out.sort();
         Ok(Some(out))
     }
+}
+
+/// Opens `path` for reading as what it is expected to be, a regular file:
+/// without blocking (a FIFO never holds the caller), a symbolic link
+/// followed only when `follow`, and checked after it is open, so a file
+/// swapped for a device in between is still refused. `None`: nothing there.
+///
+/// # Errors
+/// [`SysError::Refused`] naming what is there instead; [`SysError::Io`].
+pub fn open_regular(path: &Path, follow: bool) -> Result<Option<fs::File>, SysError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    if !follow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let opened = fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path);
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            if !follow && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(SysError::Refused {
+                    op: "read",
+                    path: path.to_path_buf(),
+                    why: Refusal::Link { at: path.to_path_buf() },
+                });
+            }
+            return Err(SysError::io("open", path, &e));
+        }
+    };
+    regular_or_refused(file, path).map(Some)
+}
+
+/// `file` when it is a regular file; else what it is, refused.
+fn regular_or_refused(file: fs::File, path: &Path) -> Result<fs::File, SysError> {
+    let kind = file.metadata().map_err(|e| SysError::io("stat", path, &e))?.file_type();
+    if !kind.is_file() {
+        return Err(SysError::Refused {
+            op: "read",
+            path: path.to_path_buf(),
+            why: Refusal::NotRegular(kind_in_words(kind)),
+        });
+    }
+    Ok(file)
+}
+
+/// Opens the regular file `root/rel` without following a symbolic link
+/// anywhere below `root` (`root` itself may be one): each directory on the
+/// way is opened from the one before it with `O_NOFOLLOW`, the file too.
+/// `None`: nothing there.
+///
+/// # Errors
+/// [`SysError::Refused`]: `rel` not plain components ([`Refusal::Outside`]),
+/// a link on the way ([`Refusal::Link`] naming it), not a regular file.
+pub fn open_beneath(root: &Path, rel: &str) -> Result<Option<fs::File>, SysError> {
+    use rustix::fs::{Mode, OFlags};
+    let path = root.join(rel);
+    let parts: Vec<&str> = rel.split('/').collect();
+    if parts.iter().any(|c| c.is_empty() || *c == "." || *c == ".." || c.contains('\0')) {
+        return Err(SysError::Refused { op: "read", path, why: Refusal::Outside { root: root.to_path_buf() } });
+    }
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = match rustix::fs::open(root, dir_flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => return Ok(None),
+        Err(e) => return Err(SysError::io("open", root, &std::io::Error::from(e))),
+    };
+    let mut at = root.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let last = i + 1 == parts.len();
+        let flags = if last {
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
+        } else {
+            dir_flags | OFlags::NOFOLLOW
+        };
+        match rustix::fs::openat(&dir, *part, flags, Mode::empty()) {
+            Ok(fd) if last => return regular_or_refused(fs::File::from(fd), &path).map(Some),
+            Ok(fd) => dir = fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => {
+                let is = rustix::fs::statat(&dir, *part, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok();
+                let kind = is.map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode));
+                return Err(match kind {
+                    Some(rustix::fs::FileType::Symlink) => {
+                        SysError::Refused { op: "read", path, why: Refusal::Link { at } }
+                    }
+                    // A file where a directory is on the way: nothing at the path.
+                    Some(_) if !last && e == rustix::io::Errno::NOTDIR => return Ok(None),
+                    _ => SysError::io("open", &at, &std::io::Error::from(e)),
+                });
+            }
+        }
+    }
+    unreachable!("a path has at least one component")
+}
+
+/// The bytes of the open regular file `file` (at `path`), at most `max`
+/// of them: at most `max + 1` are read, and one more is [`Refusal::TooLarge`].
+fn read_capped(file: fs::File, path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, SysError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| SysError::io("read", path, &e))?;
+    if bytes.len() as u64 > max {
+        return Err(SysError::Refused { op: "read", path: path.to_path_buf(), why: Refusal::TooLarge { max, what } });
+    }
+    Ok(bytes)
 }
 
 /// An I/O error without the path tempfile adds to it (`… at path

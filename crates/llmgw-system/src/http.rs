@@ -472,11 +472,12 @@ fn unfollowed(from: &reqwest::Url, location: &str) -> SysError {
             let rule = llmgw_core::release::hosts::check_redirect(from, &to)
                 .err()
                 .unwrap_or_else(|| "a redirect the HTTP client does not follow".to_string());
-            SysError::Refused { url: without_credentials(to.as_str()), rule }
+            SysError::RefusedUrl { url: without_credentials(to.as_str()), rule }
         }
-        Err(e) => {
-            SysError::Refused { url: without_credentials(location), rule: format!("a redirect to no valid URL ({e})") }
-        }
+        Err(e) => SysError::RefusedUrl {
+            url: without_credentials(location),
+            rule: format!("a redirect to no valid URL ({e})"),
+        },
     }
 }
 
@@ -505,7 +506,7 @@ fn network(e: reqwest::Error) -> SysError {
         let refused = std::iter::successors(std::error::Error::source(&e), |s| s.source())
             .find_map(|s| s.downcast_ref::<RefusedRedirect>());
         return match refused {
-            Some(r) => SysError::Refused { url: r.url.clone(), rule: r.rule.clone() },
+            Some(r) => SysError::RefusedUrl { url: r.url.clone(), rule: r.rule.clone() },
             None => SysError::TooManyRedirects,
         };
     }

@@ -91,6 +91,22 @@ impl Effects for Local {
         self.files.sha256_file(path)
     }
 
+    fn sha256_beneath(&self, root: &Path, rel: &str) -> Result<Option<(u64, String)>, SysError> {
+        self.files.sha256_beneath(root, rel)
+    }
+
+    fn read_beneath(&self, root: &Path, rel: &str, max: (u64, &'static str)) -> Result<Option<Vec<u8>>, SysError> {
+        self.files.read_beneath(root, rel, max)
+    }
+
+    fn check_beneath(&self, root: &Path, path: &Path) -> Result<(), SysError> {
+        self.files.check_beneath(root, path)
+    }
+
+    fn check_not_link(&self, path: &Path) -> Result<(), SysError> {
+        self.files.check_not_link(path)
+    }
+
     fn create_dir_all(&self, path: &Path) -> Result<(), SysError> {
         self.files.create_dir_all(path)
     }

@@ -8,7 +8,9 @@
 
 use std::path::Path;
 
-use llmgw_core::system::SysError;
+use std::os::unix::fs::OpenOptionsExt;
+
+use llmgw_core::system::{Refusal, SysError};
 
 /// An exclusive lock on an engines directory, held while a convergence runs
 /// there: a second installer waits for the first, then finds its work done.
@@ -23,7 +25,9 @@ impl EnginesLock {
     /// another process holds it.
     ///
     /// # Errors
-    /// [`SysError::Io`] when the directory or the lock file cannot be made.
+    /// [`SysError::Io`] when the directory or the lock file cannot be made;
+    /// [`SysError::Refused`] when `.lock` is there and is not a regular
+    /// file (a FIFO, a device, a symbolic link), said at once.
     pub fn acquire(dir: &Path) -> Result<EnginesLock, SysError> {
         // Something at the path that is not a directory (a file, a device, a
         // link to nothing) is said as that, not as "File exists".
@@ -38,12 +42,27 @@ impl EnginesLock {
         }
         std::fs::create_dir_all(dir).map_err(|e| SysError::io("create", dir, &e))?;
         let path = dir.join(".lock");
+        // Opened as what it must be, a regular file: not through a link,
+        // without blocking (a FIFO there would hold the opener for ever),
+        // and refused as what it is otherwise, before it is locked.
+        let refused = |why| SysError::Refused { op: "lock", path: path.clone(), why };
+        let what_is_there = || match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => Some(refused(Refusal::Link { at: path.clone() })),
+            Ok(m) if !m.is_file() => Some(refused(Refusal::NotRegular(crate::files::kind_in_words(m.file_type())))),
+            _ => None,
+        };
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(flags.bits() as i32)
             .open(&path)
-            .map_err(|e| SysError::io("open", &path, &e))?;
+            .map_err(|e| what_is_there().unwrap_or_else(|| SysError::io("open", &path, &e)))?;
+        let kind = file.metadata().map_err(|e| SysError::io("stat", &path, &e))?.file_type();
+        if !kind.is_file() {
+            return Err(refused(Refusal::NotRegular(crate::files::kind_in_words(kind))));
+        }
         file.lock().map_err(|e| SysError::io("lock", &path, &e))?;
         Ok(EnginesLock { _file: file })
     }

@@ -57,6 +57,11 @@ pub fn file_source(path: &Path) -> Option<&'static str> {
     Some(name)
 }
 
+/// The most bytes one file of a capture is (16 MiB): the largest is a
+/// listing or a command's output of a few kilobytes; libstdc++ is kept as
+/// its version names only.
+pub const MAX_CAPTURE_FILE_BYTES: u64 = 16 << 20;
+
 const LIBSTDCXX: &str = "libstdcxx-glibcxx";
 const VULKAN_ICD: &str = "vulkan-icd";
 const PACKAGE_MANAGER: &str = "package-manager";
@@ -395,9 +400,11 @@ impl ReplayProbe {
     /// A capture file's bytes; `None` when the folder lacks it.
     fn file(&self, name: &str) -> Result<Option<Vec<u8>>, DiscoverError> {
         let path = self.dir.join(name);
-        match std::fs::read(&path) {
+        // A regular file of a capture's size, refused at once otherwise (a
+        // FIFO would wait for ever, a device or a sparse giant never end).
+        match crate::files::read_input(&path, MAX_CAPTURE_FILE_BYTES, "a capture's file") {
             Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(crate::files::InputError::NotFound) => Ok(None),
             Err(e) => Err(DiscoverError::Replay { path, message: e.to_string() }),
         }
     }

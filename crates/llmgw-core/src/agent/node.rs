@@ -31,7 +31,9 @@ pub trait Node: Send + 'static {
     fn probe(&mut self, binaries: &BTreeMap<Engine, PathBuf>) -> Probed;
     /// The machine's clock, seconds since the Unix epoch (simulated in simulation).
     fn now(&mut self) -> u64;
-    /// Writes `contents` to `path` atomically (a temporary beside it, renamed).
+    /// Writes `contents` to `path` atomically (a temporary beside it,
+    /// renamed), never through a symbolic link there
+    /// ([`System::write_atomic_as_itself`]): the status file.
     ///
     /// # Errors
     /// The [`SysError`] of what could not be written.
@@ -68,6 +70,6 @@ impl<S: System + Send + 'static> Node for OnSystem<S> {
     }
 
     fn write_atomic(&mut self, path: &Path, contents: &[u8]) -> Result<(), SysError> {
-        self.sys.write_atomic(path, contents)
+        self.sys.write_atomic_as_itself(path, contents)
     }
 }

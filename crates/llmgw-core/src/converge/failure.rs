@@ -152,7 +152,7 @@ impl BuildFailure {
             }
         };
         match &mut self {
-            BuildFailure::System(SysError::Io { path, .. })
+            BuildFailure::System(SysError::Io { path, .. } | SysError::Refused { path, .. })
             | BuildFailure::Verify(VerifyError::Download { error: SysError::Io { path, .. }, .. }) => strip(path),
             BuildFailure::System(SysError::Spawn { program, .. })
             | BuildFailure::UvNotRun { error: SysError::Spawn { program, .. }, .. } => {

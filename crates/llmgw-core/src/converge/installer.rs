@@ -10,7 +10,7 @@ use super::status::{Attempt, Outcome, State, Status};
 use super::{Config, archives, checks, packages, python, record};
 use crate::recipe::{self, Build, Engine, Plan, Published, Refusal, Source, Want};
 use crate::release::{Origin, ReleaseError, ReleaseSource};
-use crate::system::System;
+use crate::system::{SysError, System};
 use llmgw_model::host::Host;
 
 /// The directories of a Python environment's `site-packages` whose
@@ -96,7 +96,7 @@ impl<'a> Installer<'a> {
         // Each build removes its own staging; the empty staging area goes too.
         let staging = self.cfg.engines_dir.join(".staging");
         if self.sys.list_dir(&staging).ok().flatten().is_some_and(|e| e.is_empty()) {
-            let _ = self.sys.remove(&staging);
+            let _ = record::remove(self.sys, &self.cfg.engines_dir, &staging);
         }
         statuses
     }
@@ -169,15 +169,15 @@ impl<'a> Installer<'a> {
     }
 
     /// The install records of `want`'s engine made for `want` itself (a
-    /// `latest` want), in no order; unreadable ones are skipped.
+    /// `latest` want), in no order; unreadable ones are skipped, and those
+    /// not to be followed set aside ([`record::load`]).
     fn records_for(&mut self, want: &Want) -> Vec<InstallRecord> {
         let dir = self.cfg.engines_dir.join(want.engine.as_str());
         let entries = self.sys.list_dir(&dir).ok().flatten().unwrap_or_default();
         entries
             .iter()
             .filter(|e| !e.is_dir && e.name.ends_with(".json"))
-            .filter_map(|e| self.sys.read(&dir.join(&e.name)).ok().flatten())
-            .filter_map(|bytes| serde_json::from_slice::<InstallRecord>(&bytes).ok())
+            .filter_map(|e| record::load(self.sys, &self.cfg.engines_dir, want.engine, &e.name).ok().flatten())
             .filter(|r| r.for_want == want.name())
             .collect()
     }
@@ -206,7 +206,10 @@ impl<'a> Installer<'a> {
                     continue;
                 }
                 let paths = Paths::of(&self.cfg.engines_dir, want.engine, &r.version, &r.variant);
-                match self.sys.remove(&paths.install).and_then(|()| self.sys.remove(&paths.record)) {
+                let engines = &self.cfg.engines_dir;
+                match record::remove(self.sys, engines, &paths.install)
+                    .and_then(|()| record::remove(self.sys, engines, &paths.record))
+                {
                     Ok(()) => tracing::info!(
                         "removed {} {} {}, installed for {want}: {now} and {} are kept",
                         want.engine,
@@ -319,8 +322,8 @@ impl<'a> Installer<'a> {
                 Verified::Broken(why) => {
                     let why = self.say(why);
                     tracing::warn!(variant = %build.variant, "installed build no longer works: {why}");
-                    let _ = self.sys.remove(&paths.install);
-                    let _ = self.sys.remove(&paths.record);
+                    let _ = record::remove(self.sys, &self.cfg.engines_dir, &paths.install);
+                    let _ = record::remove(self.sys, &self.cfg.engines_dir, &paths.record);
                     earlier.attempts.push(Attempt::new(
                         &build.variant,
                         Outcome::Stale,
@@ -344,7 +347,7 @@ impl<'a> Installer<'a> {
             tracing::info!("trying the {} build, candidate {} of {}", build.variant, i + 1, plan.candidates.len());
             let paths = Paths::new(&self.cfg.engines_dir, want.engine, build);
             let result = self.install_build(job, want, build, &paths);
-            let _ = self.sys.remove(&paths.staging);
+            let _ = record::remove(self.sys, &self.cfg.engines_dir, &paths.staging);
             match result {
                 Ok((binary, why)) => {
                     tracing::info!("installed: {why}");
@@ -376,17 +379,16 @@ impl<'a> Installer<'a> {
 
     /// Whether an install of `build` is recorded, whole and working.
     fn verify_installed(&mut self, job: &Job, want: &Want, build: &Build, paths: &Paths) -> Verified {
-        let record = match self.sys.read(&paths.record) {
-            Ok(Some(bytes)) => match serde_json::from_slice::<InstallRecord>(&bytes) {
-                Ok(r) => r,
-                Err(e) => {
-                    return Verified::Broken(BuildFailure::NotAsRecorded(format!(
-                        "its install record is unreadable ({e})"
-                    )));
-                }
-            },
+        let name = format!("{}-{}.json", build.version, build.variant);
+        let record = match record::load(self.sys, &self.cfg.engines_dir, want.engine, &name) {
+            Ok(Some(r)) => r,
             Ok(None) => return Verified::Absent,
-            Err(e) => return Verified::Broken(e.into()),
+            Err(record::RecordError::Rejected { defect, .. }) => {
+                return Verified::Broken(BuildFailure::NotAsRecorded(format!(
+                    "its install record was set aside as `{name}.rejected`: {defect}"
+                )));
+            }
+            Err(record::RecordError::Io(e)) => return Verified::Broken(e.into()),
         };
         // A build chosen by name (`:vulkan`) answers only wants that name it;
         // one the machine chose answers any want it is a candidate of.
@@ -410,18 +412,17 @@ impl<'a> Installer<'a> {
                 ));
             }
         }
+        // Each file itself, in its place: no link followed on the way.
+        let install = format!("{}/{}-{}", want.engine, build.version, build.variant);
         for f in &record.files {
-            match self.sys.sha256_file(&paths.install.join(&f.path)) {
-                Ok(Some((_, h))) if h == f.sha256 => {}
-                Ok(Some(_)) => {
-                    return Verified::Broken(BuildFailure::NotAsRecorded(format!(
-                        "{} no longer matches its sha256",
-                        f.path
-                    )));
-                }
-                Ok(None) => return Verified::Broken(BuildFailure::NotAsRecorded(format!("{} is missing", f.path))),
+            let why = match self.sys.sha256_beneath(&self.cfg.engines_dir, &format!("{install}/{}", f.path)) {
+                Ok(Some((_, h))) if h == f.sha256 => continue,
+                Ok(Some(_)) => format!("{} no longer matches its sha256", f.path),
+                Ok(None) => format!("{} is missing", f.path),
+                Err(SysError::Refused { why, .. }) => format!("{} is no longer the file it was: {why}", f.path),
                 Err(e) => return Verified::Broken(e.into()),
-            }
+            };
+            return Verified::Broken(BuildFailure::NotAsRecorded(why));
         }
         if let Err(broken) = self.python_verifies(build, &record) {
             return broken;
@@ -429,7 +430,7 @@ impl<'a> Installer<'a> {
         let binary = paths.install.join(&record.binary);
         let works = self.works(build, &binary, paths);
         // The compute check's model was written in the build's staging.
-        let _ = self.sys.remove(&paths.staging);
+        let _ = record::remove(self.sys, &self.cfg.engines_dir, &paths.staging);
         match works {
             Ok(why) => Verified::Whole(binary, why),
             Err(f) => Verified::Broken(f),
@@ -450,14 +451,16 @@ impl<'a> Installer<'a> {
         };
         let dir = self.cfg.engines_dir.join(&python.dir);
         for f in &python.files {
-            let why = match self.sys.sha256_file(&dir.join(&f.path)) {
+            let rel = format!("{}/{}", python.dir, f.path);
+            let why = match self.sys.sha256_beneath(&self.cfg.engines_dir, &rel) {
                 Ok(Some((_, h))) if h == f.sha256 => continue,
-                Ok(Some(_)) => format!("{}/{} no longer matches its sha256", python.dir, f.path),
-                Ok(None) => format!("{}/{} is missing", python.dir, f.path),
+                Ok(Some(_)) => format!("{rel} no longer matches its sha256"),
+                Ok(None) => format!("{rel} is missing"),
+                Err(SysError::Refused { why, .. }) => format!("{rel} is no longer the file it was: {why}"),
                 Err(e) => return Err(Verified::Broken(e.into())),
             };
             tracing::warn!("{why}: {} is removed, to be installed again", python.dir);
-            let _ = self.sys.remove(&dir);
+            let _ = record::remove(self.sys, &self.cfg.engines_dir, &dir);
             return Err(Verified::Broken(BuildFailure::NotAsRecorded(why)));
         }
         Ok(())
@@ -602,7 +605,7 @@ impl<'a> Installer<'a> {
         build: &Build,
         paths: &Paths,
     ) -> Result<(PathBuf, String), BuildFailure> {
-        self.sys.remove(&paths.staging)?;
+        record::remove(self.sys, &self.cfg.engines_dir, &paths.staging)?;
         self.sys.create_dir_all(&paths.downloads())?;
         let tree = paths.tree();
         let built = match &build.source {
@@ -650,7 +653,7 @@ impl<'a> Installer<'a> {
         if let Some(parent) = paths.install.parent() {
             self.sys.create_dir_all(parent)?;
         }
-        self.sys.remove(&paths.install)?;
+        record::remove(self.sys, &self.cfg.engines_dir, &paths.install)?;
         self.sys.rename(&tree, &paths.install)?;
         let record = InstallRecord {
             engine: want.engine,

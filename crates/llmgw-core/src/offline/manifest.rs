@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::{Engine, is_sha256_hex, plain_name};
+use crate::recipe::{Engine, is_sha256_hex, is_variant, plain_name, variants_in_words};
 use crate::release::mirror::asset_path;
 use llmgw_model::host::Arch;
 
@@ -74,8 +74,9 @@ impl Manifest {
 
     /// Parses and checks a manifest: format 1, every engine known and
     /// carried by bundles (llama.cpp, uv), versions in the engine's form,
-    /// asset names plain file names, sha256 64 hex digits, and no file
-    /// listed twice with different contents.
+    /// variants the engine publishes, asset names plain file names, sha256
+    /// 64 hex digits, no entry listed twice, and no file listed twice with
+    /// different contents (one asset may serve two builds).
     ///
     /// # Errors
     /// A sentence beginning with the JSON path of the problem (`files[3].engine: …`).
@@ -90,6 +91,7 @@ impl Manifest {
             return Err("files: names no file; a manifest vouches for at least one".into());
         }
         let mut seen: BTreeMap<String, &Entry> = BTreeMap::new();
+        let mut entries = std::collections::BTreeSet::new();
         for (i, e) in m.files.iter().enumerate() {
             let at = |what: &str, msg: String| format!("files[{i}].{what}: {msg}");
             if e.engine.from_pypi() {
@@ -99,11 +101,28 @@ impl Manifest {
                 ));
             }
             e.engine.check_version(&e.version).map_err(|m| at("version", m.to_string()))?;
+            if !is_variant(e.engine, &e.variant) {
+                return Err(at(
+                    "variant",
+                    format!(
+                        "{} has no variant `{}`; its variants are {}",
+                        e.engine,
+                        e.variant,
+                        variants_in_words(e.engine)
+                    ),
+                ));
+            }
             if !plain_name(&e.asset) {
                 return Err(at("asset", format!("`{}` is not a plain file name", e.asset)));
             }
             if !is_sha256_hex(&e.sha256) {
                 return Err(at("sha256", format!("`{}` is not 64 hex digits", e.sha256)));
+            }
+            if !entries.insert((e.engine, &e.version, e.arch, &e.variant, &e.asset)) {
+                return Err(format!(
+                    "files[{i}]: {} {} {} {} `{}` is listed twice",
+                    e.engine, e.version, e.arch, e.variant, e.asset
+                ));
             }
             if let Some(other) = seen.insert(e.path(), e)
                 && (other.size, &other.sha256) != (e.size, &e.sha256)

@@ -236,6 +236,7 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
     // relative one is the publisher's answer, refused now, never retried.
     for (i, a) in release.assets.iter().enumerate() {
         if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
+            .map_err(|e| e.to_string())
             .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
         {
             return Err(ReleaseError::Malformed {
@@ -290,6 +291,7 @@ pub fn list(sys: &mut dyn System, api: &str, repo: &str, at_most: usize) -> Resu
     for r in &out {
         for (i, a) in r.assets.iter().enumerate() {
             if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
+                .map_err(|e| e.to_string())
                 .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
             {
                 return Err(fail(format!(

@@ -63,6 +63,6 @@ impl Node for RealNode {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             System::create_dir_all(&mut self.0.sys, dir)?;
         }
-        self.0.write_atomic(path, contents)
+        Node::write_atomic(&mut self.0, path, contents)
     }
 }

@@ -40,18 +40,35 @@ pub fn check_engines_dir(dir: &Path, cwd: &Path) -> Result<PathBuf, RuntimeError
     }
 }
 
+/// Where the agent's files are, for [`check_status_file`]: the wants file,
+/// the configuration, the engines directory (absolute).
+#[derive(Debug, Clone, Copy)]
+pub struct AgentPaths<'a> {
+    /// The wants file.
+    pub wants: &'a Path,
+    /// The configuration file, when one is given.
+    pub config: Option<&'a Path>,
+    /// The engines directory, when the agent works on this machine.
+    pub engines: Option<&'a Path>,
+}
+
 /// The status file `given` (`abs` made absolute), checked before the first
-/// pass: not a directory, in a directory that exists (the default one is
-/// made) and can be written in, and neither the wants file nor the
-/// configuration, which it would overwrite.
+/// pass: not a directory, not a symbolic link (it is written only as
+/// itself), in a directory that exists (the default one is made) and can
+/// be written in, neither the wants file nor the configuration, which it
+/// would overwrite, and not inside the engines directory, whose records,
+/// builds and lock are the installer's.
 pub fn check_status_file(
     given: &Path,
     abs: &Path,
-    wants: &Path,
-    config: Option<&Path>,
+    paths: AgentPaths<'_>,
     default: bool,
 ) -> Result<PathBuf, RuntimeError> {
+    let AgentPaths { wants, config, engines } = paths;
     let bad = |why: String| RuntimeError::BadInput(format!("--status-file `{}` {why}", given.display()));
+    if std::fs::symlink_metadata(abs).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad("is a symbolic link: the status file is written only as itself, never through a link".into()));
+    }
     if abs.is_dir() {
         return Err(bad("is a directory".into()));
     }
@@ -80,6 +97,19 @@ pub fn check_status_file(
     }
     if let Some(c) = config.filter(|c| canonical(c) == this) {
         return Err(bad(format!("is the configuration file `{}`: it would be overwritten", c.display())));
+    }
+    // The engines directory as it will be (it may not be there yet): its
+    // nearest existing ancestor resolved, the rest as given.
+    if let Some(engines) = engines {
+        let existing = engines.ancestors().find(|a| a.exists()).unwrap_or(engines);
+        let rest = engines.strip_prefix(existing).unwrap_or(Path::new(""));
+        let resolved = existing.canonicalize().map_or_else(|_| engines.to_path_buf(), |d| d.join(rest));
+        if this.starts_with(&resolved) {
+            return Err(bad(format!(
+                "is inside the engines directory `{}`, whose records, builds and lock are the installer's",
+                engines.display()
+            )));
+        }
     }
     Ok(abs.to_path_buf())
 }

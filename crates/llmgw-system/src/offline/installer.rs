@@ -16,7 +16,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use llmgw_core::offline::release::{LlmgwEntry, archive_name, check_version, targets};
@@ -39,7 +39,8 @@ pub struct Found {
 /// # Errors
 /// The refusal, one sentence (the command's exit 2), naming `--llmgw-dir` and the file: the directory
 /// cannot be listed; it holds archives of more than one version; an
-/// architecture has none (or llmgw is not released for it); an archive has
+/// architecture has none (or llmgw is not released for it), or only its
+/// static (musl) archive without the glibc one; an archive has
 /// no `.sha256` beside it, or one that is not `sha256sum`'s line for it, or
 /// its bytes do not match; an archive that is not a gzip tar holding
 /// `llmgw-<version>-<target>/llmgw`.
@@ -82,6 +83,17 @@ pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
             };
             return Err(refuse(why));
         }
+        // The glibc build is the one that finds GPUs through NVML: a
+        // directory with only the static one would carry less than the
+        // release without a word.
+        let glibc = targets(arch)[0];
+        if !archives.iter().any(|(_, a, t)| *a == arch && t == glibc) {
+            let version = archives.iter().find(|(_, a, _)| *a == arch).map_or("VERSION", |(v, _, _)| v.as_str());
+            return Err(refuse(format!(
+                "has no glibc release archive for {arch} (`{}`), only the static one: give the whole release",
+                archive_name(version, glibc)
+            )));
+        }
     }
     let mut out = Vec::new();
     for (version, arch, target) in archives {
@@ -90,20 +102,19 @@ pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
         let sidecar_name = sidecar::name_of(&asset);
         let sidecar_path = dir.join(&sidecar_name);
         // Read as a release's sidecar is, and bounded as one.
-        let mut said = Vec::new();
-        fs::File::open(&sidecar_path)
-            .and_then(|f| f.take(MAX_SIDECAR_BYTES + 1).read_to_end(&mut said))
-            .map_err(|e| refuse(format!("`{sidecar_name}`, the sha256 of `{asset}`: {e}")))?;
-        if said.len() as u64 > MAX_SIDECAR_BYTES {
-            return Err(refuse(format!(
-                "`{sidecar_name}` is longer than {MAX_SIDECAR_BYTES} bytes; a sha256 line is 100 or so"
-            )));
-        }
+        let said =
+            crate::files::read_input(&sidecar_path, MAX_SIDECAR_BYTES, "a sha256 line").map_err(|e| match e {
+                crate::files::InputError::TooLarge { .. } => refuse(format!(
+                    "`{sidecar_name}` is longer than {MAX_SIDECAR_BYTES} bytes; a sha256 line is 100 or so"
+                )),
+                e => refuse(format!("`{sidecar_name}`, the sha256 of `{asset}`: {e}")),
+            })?;
         let want = sidecar::parse(&said, &asset)
             .map_err(|why| refuse(format!("`{sidecar_name}`, the sha256 of `{asset}`, {why}")))?;
-        let (size, got) =
-            llmgw_core::archive::sha256_reader(fs::File::open(&path).map_err(|e| refuse(format!("`{asset}`: {e}")))?)
-                .map_err(|e| refuse(format!("`{asset}`: {e}")))?;
+        let file = crate::files::open_regular(&path, true)
+            .map_err(|e| refuse(format!("`{asset}`: {}", in_words(e))))?
+            .ok_or_else(|| refuse(format!("`{asset}`: it does not exist")))?;
+        let (size, got) = llmgw_core::archive::sha256_reader(file).map_err(|e| refuse(format!("`{asset}`: {e}")))?;
         if got != want {
             return Err(refuse(format!("`{asset}` has sha256 {got}; `{sidecar_name}` says {want}")));
         }
@@ -122,6 +133,16 @@ pub fn find(dir: &Path, arches: &[Arch]) -> Result<Vec<Found>, String> {
     }
     out.sort_by(|a, b| a.entry.cmp(&b.entry));
     Ok(out)
+}
+
+/// What opening a file refused or failed with, without the path (the
+/// caller names it).
+fn in_words(e: llmgw_core::system::SysError) -> String {
+    match e {
+        llmgw_core::system::SysError::Refused { why, .. } => why.to_string(),
+        llmgw_core::system::SysError::Io { message, .. } => message,
+        e => e.to_string(),
+    }
 }
 
 /// Whether the gzip tar at `path` holds a regular file at `inner`.
