@@ -358,14 +358,26 @@ fi
 
 # ---------------------------------------------------------------- archives
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+# The man page and the shell completions, generated once by the native
+# build from the command line's own definitions (the same for every target).
+docs_dir="$work/docs"
+mkdir -p "$docs_dir/completions"
+"$native" man >"$docs_dir/llmgw.1" || fail "llmgw man failed"
+"$native" completions bash >"$docs_dir/completions/llmgw.bash" || fail "llmgw completions bash failed"
+"$native" completions zsh >"$docs_dir/completions/_llmgw" || fail "llmgw completions zsh failed"
+"$native" completions fish >"$docs_dir/completions/llmgw.fish" || fail "llmgw completions fish failed"
 # pack TARGET DEST: the deterministic archive (fixed mtimes and owners,
-# entries sorted by name, gzip without a name or timestamp).
+# entries sorted by name, gzip without a name or timestamp). What a node's
+# operator needs: the binary, README, LICENSE, CHANGELOG, the agent's unit,
+# the man page and the completions; not the development figures
+# (BENCHMARKS.md).
 pack() {
   local t=$1 dest=$2 dir=llmgw-$version-$1 stage
   stage=$(mktemp -d "$work/pack.XXXXXX")
-  mkdir "$stage/$dir"
+  mkdir -p "$stage/$dir/completions"
   install -m 0755 "$repo/target/$t/release/llmgw" "$stage/$dir/llmgw"
-  install -m 0644 README.md LICENSE deploy/llmgw-agent.service "$stage/$dir/"
+  install -m 0644 README.md LICENSE CHANGELOG.md deploy/llmgw-agent.service "$docs_dir/llmgw.1" "$stage/$dir/"
+  install -m 0644 "$docs_dir"/completions/* "$stage/$dir/completions/"
   tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
     -C "$stage" -cf - "$dir" | gzip -9 -n >"$dest"
   rm -rf "$stage"

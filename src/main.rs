@@ -27,7 +27,7 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(cli.colour_logs(std::io::stderr().is_terminal()))
         .with_target(false)
         .init();
     let code = match cli::run(cli) {

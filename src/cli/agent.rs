@@ -29,7 +29,7 @@ const STATUS_FILE: &str = "/var/lib/llmgw/agent-status.json";
     llmgw agent --report --config /etc/llmgw/agent.json\n\n\
     Converges every want at start, again when the wants file changes (or on SIGHUP), and every 10\n\
     minutes otherwise, re-checking what is installed. After a pass with a failed want the next comes\n\
-    after 1 minute, then 2, 4, 8, 10. SIGTERM stops it between passes (exit 0). See README.md, \"Running the agent\".")]
+    after 1 minute, then 2, 4, 8, 10. SIGTERM stops it between passes (exit 0). See docs/guide/agent.md.")]
 pub struct Args {
     /// The wants file ({"wants": [{"engine": …, "version": …}]}), watched for changes [with --host:
     /// default, the embedded wants of matrix/wants.json, not watched].
@@ -174,7 +174,7 @@ fn report(args: &Args, config: &AgentConfig, status_file: Option<&Path>) -> Resu
                     .engines
             }
             None => {
-                eprintln!("llmgw: no status file `{}` yet: nothing installed by the agent is reported", p.display());
+                note!("llmgw: no status file `{}` yet: nothing installed by the agent is reported", p.display());
                 vec![]
             }
         },

@@ -134,7 +134,7 @@ fn create(args: CreateArgs) -> Result<i32, Failure> {
         all
     } else {
         for w in &python {
-            eprintln!("llmgw: note: {w}: not carried by bundles (installed from PyPI)");
+            note!("llmgw: note: {w}: not carried by bundles (installed from PyPI)");
         }
         carried
     };

@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
             let found = discover::discover_at(&mut capture, &args.engines_dir);
             // Saved even when discovery failed: then it is most worth a look.
             let written = capture.finish(dir).map_err(|e| Failure::Internal(e.to_string()))?;
-            eprintln!("llmgw: saved {} files into {}", written.len(), dir.display());
+            note!("llmgw: saved {} files into {}", written.len(), dir.display());
             found
         }
         (None, None) => discover::discover_at(&mut RealProbe::new(), &args.engines_dir),
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Some(dir) => Failure::BadInput(format!("--replay `{}`: {e}", dir.display())),
         None => Failure::Internal(format!("cannot describe this machine: {e}")),
     })?;
-    eprintln!("llmgw: GPU discovery: {gpu_discovery}");
+    note!("llmgw: GPU discovery: {gpu_discovery}");
     for w in &warnings {
         eprintln!("llmgw: warning: {w}");
     }

@@ -109,7 +109,7 @@ fn embedded(
     }
     let name = arg.strip_prefix(dir)?.strip_prefix('/')?.strip_suffix(".json")?;
     let found = find(name)?;
-    eprintln!("llmgw: no file `{arg}` here (outside the checkout): {}", what(name));
+    note!("llmgw: no file `{arg}` here (outside the checkout): {}", what(name));
     Some(found)
 }
 

@@ -23,9 +23,9 @@ use super::printer::Format;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     llmgw inspect libggml-cuda.so\n  \
-    llmgw inspect llama-b10850-bin-ubuntu-cuda-13.3-x64.tar.gz\n  \
+    llmgw inspect llama-b11459-bin-ubuntu-cuda-12.8-x64.tar.gz\n  \
     llmgw inspect vllm-0.20.1-cp38-abi3-manylinux_2_35_x86_64.whl --format json\n  \
-    llmgw inspect /opt/llmgw/engines/llama.cpp/b10850-cuda-13.3\n\n\
+    llmgw inspect /opt/llmgw/engines/llama.cpp/b11459-cuda-12.8\n\n\
     PATH is a directory (walked; symbolic links are listed, never followed), an archive \
     (.tar.gz, .tgz, .zip, .whl: read member by member, nothing unpacked) or one ELF file. \
     Files that are not ELF are counted and skipped.\n\n\
@@ -40,7 +40,7 @@ use super::printer::Format;
     driver that loads its machine code and that compiles its PTX, each floor with its rule and \
     source (crates/llmgw-model/src/nvidia.rs).\n\n\
     --format json: one object {path, files, skipped, summary}; each file's `elf` is the truth's \
-    ElfStub (mocks/README.md). See README.md, \"Inspecting a build\".\n\n\
+    ElfStub (mocks/README.md). See docs/guide/inspect.md.\n\n\
     Exit codes: 0 inspected (also when PATH holds no ELF file); 2 bad input: PATH missing, PATH \
     alone not an ELF file or empty, an ELF file or fatbin cut short or malformed (the line names \
     the file and the offset), a symbolic link loop, a corrupt archive, a limit passed; 3 the \

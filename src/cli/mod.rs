@@ -10,6 +10,17 @@
 //! The binary's part: may import anything of the library (`llmgw::…`);
 //! nothing imports it.
 
+/// A note on stderr (what was found, what was assumed, what was saved):
+/// `eprintln!` unless `--quiet` asked for none. Warnings and errors are
+/// printed whatever `--quiet` says.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        if !$crate::cli::quiet() {
+            eprintln!($($arg)*)
+        }
+    };
+}
+
 mod agent;
 mod bench;
 mod builds;
@@ -26,6 +37,7 @@ mod plan;
 mod printer;
 mod progress;
 mod provision;
+mod reference;
 mod schema;
 mod settings;
 mod signals;
@@ -33,7 +45,9 @@ mod simulate;
 mod usage;
 mod what_if;
 
-use clap::{Parser, Subcommand};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use clap::{Parser, Subcommand, ValueEnum};
 
 pub use input::Failure;
 pub use usage::refused;
@@ -61,15 +75,66 @@ pub use usage::refused;
         llmgw matrix --scenario llama-cuda-without-ptx --diff\n  \
         llmgw bundle create --want llama.cpp@b10850 --arch amd64 --arch arm64 --out b.tar\n  \
         llmgw inspect libggml-cuda.so\n\n\
-        Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed."
+        Exit codes: 0 every want ready or not_here; 1 any failed or unsupported; 2 bad input; 3 llmgw itself failed.\n\n\
+        Results go to stdout, never coloured; logs, progress and notes to stderr. The manual: docs/ \
+        (docs/SUMMARY.md), `man llmgw`, `llmgw completions SHELL`."
 )]
 pub struct Cli {
     /// More log output on stderr (-v: info, -vv: debug); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// No progress bars and no notes on stderr (what was found, assumed or saved): results,
+    /// warnings and errors only.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Colour of the log lines on stderr, the only colour llmgw prints (results are never
+    /// coloured): auto is colour when stderr is a terminal and NO_COLOR is not set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
+    pub color: ColorWhen,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Whether the log lines on stderr are coloured, by `--color` and
+    /// `NO_COLOR`; `terminal` is whether stderr is one.
+    #[allow(clippy::disallowed_methods)] // NO_COLOR: the environment, read where the command line is
+    pub fn colour_logs(&self, terminal: bool) -> bool {
+        self.color.enabled(terminal, std::env::var_os("NO_COLOR").as_deref())
+    }
+}
+
+/// When the log lines on stderr are coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// When stderr is a terminal and `NO_COLOR` is not set (or is empty).
+    Auto,
+    /// Always, also on a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour: `terminal` is whether stderr is one, `no_color`
+    /// the value of `NO_COLOR` (<https://no-color.org>: any non-empty value
+    /// asks for none).
+    pub fn enabled(self, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
+/// Set once from `--quiet`, before the command runs.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether `--quiet` asked for no notes and no progress on stderr.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
 }
 
 /// The subcommands.
@@ -99,6 +164,14 @@ pub enum Command {
     Schema(schema::Args),
     /// Read what a build really is from its ELF files and CUDA fatbins: libraries, glibc floors, GPU kernels, the driver it needs.
     Inspect(inspect::Args),
+    /// Print a shell's completion script for llmgw: bash, zsh or fish.
+    Completions(reference::CompletionsArgs),
+    /// Print the man page, llmgw(1), as roff (ci/release.sh ships it).
+    #[command(hide = true)]
+    Man,
+    /// Print docs/reference/cli.md: every command's --help as markdown (tests/it/docs.rs).
+    #[command(hide = true)]
+    CliReference,
     /// sha256 of a file with llmgw's hasher, printed as sha256sum does (for ci/bench-vs-shell.sh).
     #[command(hide = true)]
     BenchSha256(bench::Sha256Args),
@@ -109,6 +182,7 @@ pub enum Command {
 
 /// Runs the command; the exit code, or the failure to report.
 pub fn run(cli: Cli) -> Result<i32, Failure> {
+    QUIET.store(cli.quiet, Ordering::Relaxed);
     match cli.command {
         Command::Simulate(a) => {
             signals::remove_scratch_when_stopped();
@@ -128,6 +202,9 @@ pub fn run(cli: Cli) -> Result<i32, Failure> {
         Command::List(a) => list::run(a),
         Command::Schema(a) => schema::run(a),
         Command::Inspect(a) => inspect::run(a),
+        Command::Completions(a) => reference::completions(a),
+        Command::Man => reference::man(),
+        Command::CliReference => reference::cli_reference(),
         Command::BenchSha256(a) => bench::sha256(a),
         Command::BenchUnpack(a) => bench::unpack(a),
     }

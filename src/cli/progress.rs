@@ -6,9 +6,10 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressStyle};
 use llmgw_system::real::{Reporter, Silent};
 
-/// A bar per download when stderr is a terminal, else silence.
+/// A bar per download when stderr is a terminal and `--quiet` was not
+/// given, else silence.
 pub fn reporter() -> Box<dyn Reporter> {
-    if std::io::stderr().is_terminal() { Box::new(Bar(None)) } else { Box::new(Silent) }
+    if std::io::stderr().is_terminal() && !super::quiet() { Box::new(Bar(None)) } else { Box::new(Silent) }
 }
 
 struct Bar(Option<ProgressBar>);

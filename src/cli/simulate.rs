@@ -37,7 +37,7 @@ pub struct Args {
     /// A wants file ({"wants": [{"engine": …, "version": …}]}) instead of --want.
     #[arg(long = "wants", value_name = "FILE")]
     wants_file: Option<PathBuf>,
-    /// text for a person; json for programs (the shape is in README.md).
+    /// text for a person; json for programs (the shape is in docs/guide/simulate.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// What if: --scenario, --set, --diff.
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         // A scenario's crash ends the simulated installer without cleanup;
         // what matters is what the next convergence makes of it.
         sim.on_crash(|c| {
-            eprintln!(
+            note!(
                 "llmgw: the simulated installer crashed before its change {} (the scenario's); converging again:",
                 c.before_change
             )

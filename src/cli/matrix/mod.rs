@@ -149,7 +149,7 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Hosts::Dir(dir) => (dir.as_path(), input::host_listing(dir)?),
         Hosts::Embedded => {
             let what = if args.check { " and its golden outcomes" } else { "" };
-            eprintln!(
+            note!(
                 "llmgw: no matrix/hosts/ here (outside the checkout): the {} hosts embedded in llmgw{what} \
                  (llmgw list hosts)",
                 embedded::HOSTS.len()
@@ -210,9 +210,11 @@ pub fn run(args: Args) -> Result<i32, Failure> {
         Err(FleetError::Sim(e)) => return Err(Failure::Internal(e.to_string())),
     };
     if summary {
-        eprintln!(
+        note!(
             "llmgw: {} host(s), {} simulated as {} distinct machine simulation(s)",
-            totals.hosts, totals.simulated, totals.simulations
+            totals.hosts,
+            totals.simulated,
+            totals.simulations
         );
     }
     sink.finish(&args, &golden)
@@ -529,7 +531,7 @@ impl<'a> Sink<'a> {
             } else {
                 String::new()
             };
-            eprintln!("llmgw: --set left out {n} host(s) it does not apply to ({why}): {}{more}", ids.join(", "));
+            note!("llmgw: --set left out {n} host(s) it does not apply to ({why}): {}{more}", ids.join(", "));
         }
         list_bad(&self.bad, hosts as u64);
         Ok(if self.bad.is_empty() { code } else { EXIT_BAD_INPUT })

@@ -4,7 +4,8 @@
 //!
 //! A release directory holds, per Rust target, `llmgw-<version>-<target>.tar.gz`
 //! (a directory `llmgw-<version>-<target>/` with the binary `llmgw`,
-//! README.md, LICENSE and `llmgw-agent.service`) and beside it
+//! README.md, LICENSE, CHANGELOG.md, `llmgw-agent.service`, the man page
+//! `llmgw.1` and `completions/`) and beside it
 //! `llmgw-<version>-<target>.tar.gz.sha256` (`<sha256>  <name>`, as
 //! `sha256sum` writes it). [`find`] takes those of one version for the
 //! architectures asked for, each archive checked against its `.sha256` and
