@@ -471,6 +471,7 @@ fn unfollowed(from: &reqwest::Url, location: &str) -> SysError {
         Ok(to) => {
             let rule = llmgw_core::release::hosts::check_redirect(from, &to)
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_else(|| "a redirect the HTTP client does not follow".to_string());
             SysError::RefusedUrl { url: without_credentials(to.as_str()), rule }
         }
@@ -488,7 +489,7 @@ fn redirect_policy() -> reqwest::redirect::Policy {
             return attempt.error("too many redirects");
         }
         let checked = match attempt.previous().last() {
-            Some(from) => llmgw_core::release::hosts::check_redirect(from, attempt.url()),
+            Some(from) => llmgw_core::release::hosts::check_redirect(from, attempt.url()).map_err(|e| e.to_string()),
             None => Ok(()),
         };
         match checked {

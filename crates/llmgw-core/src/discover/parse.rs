@@ -336,9 +336,9 @@ pub fn nvidia_smi_csv(text: &str) -> Result<Vec<SmiGpu>, String> {
 /// from the map.
 ///
 /// # Errors
-/// A sentence quoting the first `MIG` line that is not of that form, or one
-/// before any `GPU` line.
-pub fn nvidia_smi_mig(text: &str) -> Result<std::collections::BTreeMap<usize, Vec<MigInstance>>, String> {
+/// [`MigListError`] quoting the first `MIG` line that is not of that form,
+/// or one before any `GPU` line.
+pub fn nvidia_smi_mig(text: &str) -> Result<std::collections::BTreeMap<usize, Vec<MigInstance>>, MigListError> {
     let mut out: std::collections::BTreeMap<usize, Vec<MigInstance>> = Default::default();
     let mut gpu: Option<usize> = None;
     for line in text.lines() {
@@ -348,16 +348,39 @@ pub fn nvidia_smi_mig(text: &str) -> Result<std::collections::BTreeMap<usize, Ve
             continue;
         }
         let Some(rest) = trimmed.strip_prefix("MIG ") else { continue };
-        let bad = || format!("`{trimmed}` is not `MIG <profile> Device <n>: (UUID: MIG-…)`");
-        let i = gpu.ok_or_else(|| format!("`{trimmed}` comes before any `GPU <i>:` line"))?;
+        let bad = || MigListError::NotAnInstance { line: trimmed.to_string() };
+        let i = gpu.ok_or_else(|| MigListError::BeforeAnyGpu { line: trimmed.to_string() })?;
         let (profile, rest) = rest.trim_start().split_once(char::is_whitespace).ok_or_else(bad)?;
         let uuid = rest.split_once("(UUID:").and_then(|(_, u)| u.trim().strip_suffix(')')).ok_or_else(bad)?;
-        let profile = MigProfile::parse(profile).map_err(|e| e.to_string())?;
-        let uuid = MigUuid::parse(uuid.trim()).map_err(|e| e.to_string())?;
+        let profile = MigProfile::parse(profile).map_err(MigListError::Profile)?;
+        let uuid = MigUuid::parse(uuid.trim()).map_err(MigListError::Uuid)?;
         let memory_mib = u64::from(profile.memory_gb()) * 1_000_000_000 / (1024 * 1024);
         out.entry(i).or_default().push(MigInstance { profile, memory_mib, uuid });
     }
     Ok(out)
+}
+
+/// Why a line of `nvidia-smi -L` cannot be read ([`nvidia_smi_mig`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MigListError {
+    /// A `MIG` line not of the form `MIG <profile> Device <n>: (UUID: MIG-…)`.
+    #[error("`{line}` is not `MIG <profile> Device <n>: (UUID: MIG-…)`")]
+    NotAnInstance {
+        /// The line, trimmed.
+        line: String,
+    },
+    /// A `MIG` line before any `GPU <i>:` line.
+    #[error("`{line}` comes before any `GPU <i>:` line")]
+    BeforeAnyGpu {
+        /// The line, trimmed.
+        line: String,
+    },
+    /// Its profile is not one nvidia-smi names.
+    #[error(transparent)]
+    Profile(#[from] llmgw_model::host::MigProfileError),
+    /// Its UUID is not a MIG UUID of drivers R470 and later.
+    #[error(transparent)]
+    Uuid(#[from] llmgw_model::host::MigUuidError),
 }
 
 /// Whether `/proc/version` names a WSL 2 kernel: Microsoft's kernels say

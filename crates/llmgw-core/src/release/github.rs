@@ -237,7 +237,7 @@ pub fn fetch(sys: &mut dyn System, api: &str, repo: &str, tag: &str) -> Result<R
     for (i, a) in release.assets.iter().enumerate() {
         if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
             .map_err(|e| e.to_string())
-            .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
+            .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api).map_err(|e| e.to_string()))
         {
             return Err(ReleaseError::Malformed {
                 repo: repo_s,
@@ -292,7 +292,7 @@ pub fn list(sys: &mut dyn System, api: &str, repo: &str, at_most: usize) -> Resu
         for (i, a) in r.assets.iter().enumerate() {
             if let Err(why) = crate::recipe::check_http_url(&a.browser_download_url)
                 .map_err(|e| e.to_string())
-                .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api))
+                .and_then(|()| super::hosts::check_asset_url(&a.browser_download_url, api).map_err(|e| e.to_string()))
             {
                 return Err(fail(format!(
                     "release {}: assets[{i}].browser_download_url: `{}` {why}",

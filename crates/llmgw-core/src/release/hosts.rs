@@ -36,22 +36,67 @@ fn same_host(url: &Url, other: &Url) -> bool {
 /// the API's own host and port.
 ///
 /// # Errors
-/// The rule it breaks, in words.
-pub fn check_asset_url(url: &str, api: &str) -> Result<(), String> {
-    let parsed = Url::parse(url).map_err(|e| format!("is not a valid URL: {e}"))?;
-    let api = Url::parse(api).map_err(|e| format!("cannot be checked against the API's URL `{api}`: {e}"))?;
-    if same_host(&parsed, &api) {
+/// The [`HostRule`] it breaks.
+pub fn check_asset_url(url: &str, api: &str) -> Result<(), HostRule> {
+    let parsed = Url::parse(url).map_err(|e| HostRule::NotAUrl { why: e.to_string() })?;
+    let api_url = Url::parse(api).map_err(|e| HostRule::ApiNotAUrl { api: api.to_string(), why: e.to_string() })?;
+    if same_host(&parsed, &api_url) {
         return Ok(());
     }
     if parsed.scheme() == "https" && parsed.host_str().is_some_and(|h| h.eq_ignore_ascii_case(GITHUB_RELEASE_HOST)) {
         return Ok(());
     }
-    let host = parsed.host_str().unwrap_or_default();
-    Err(format!(
+    Err(HostRule::AssetHost {
+        host: parsed.host_str().unwrap_or_default().to_string(),
+        api_host: api_url.host_str().unwrap_or_default().to_string(),
+    })
+}
+
+/// The rule a URL breaks ([`check_asset_url`], [`check_redirect`]),
+/// with the hosts that decide it; said as the words after the URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostRule {
+    /// The asset URL does not parse.
+    #[error("is not a valid URL: {why}")]
+    NotAUrl {
+        /// The URL parser's words.
+        why: String,
+    },
+    /// The API's own URL does not parse, so nothing can be checked against it.
+    #[error("cannot be checked against the API's URL `{api}`: {why}")]
+    ApiNotAUrl {
+        /// The API URL.
+        api: String,
+        /// The URL parser's words.
+        why: String,
+    },
+    /// An asset on a host that is neither GitHub's release host nor the API's.
+    #[error(
         "is on {host}, which is neither https://{GITHUB_RELEASE_HOST} nor the host of the API the release was listed \
-         by ({}); a release's assets are downloaded from those only",
-        api.host_str().unwrap_or_default()
-    ))
+         by ({api_host}); a release's assets are downloaded from those only"
+    )]
+    AssetHost {
+        /// The asset's host.
+        host: String,
+        /// The API's host.
+        api_host: String,
+    },
+    /// A redirect to a scheme other than http and https (`file`).
+    #[error("a redirect to the scheme `{scheme}`; only http and https redirects are followed")]
+    RedirectScheme {
+        /// The scheme redirected to.
+        scheme: String,
+    },
+    /// A redirect to another host than the request's, not one of GitHub's download hosts.
+    #[error(
+        "a redirect from {from_host} to another host; only redirects within the same host, or over https to \
+         {GITHUB_RELEASE_HOST} and GitHub's download hosts ({}), are followed",
+        GITHUB_REDIRECT_HOSTS.join(", ")
+    )]
+    RedirectHost {
+        /// The host redirected from.
+        from_host: String,
+    },
 }
 
 /// Whether a request to `from` may be redirected to `to`: `to` is http or
@@ -59,10 +104,10 @@ pub fn check_asset_url(url: &str, api: &str) -> Result<(), String> {
 /// [`GITHUB_REDIRECT_HOSTS`] or [`GITHUB_RELEASE_HOST`].
 ///
 /// # Errors
-/// The rule it breaks, in words.
-pub fn check_redirect(from: &Url, to: &Url) -> Result<(), String> {
+/// [`HostRule::RedirectScheme`] or [`HostRule::RedirectHost`].
+pub fn check_redirect(from: &Url, to: &Url) -> Result<(), HostRule> {
     if !matches!(to.scheme(), "http" | "https") {
-        return Err(format!("a redirect to the scheme `{}`; only http and https redirects are followed", to.scheme()));
+        return Err(HostRule::RedirectScheme { scheme: to.scheme().to_string() });
     }
     // The same host on another port is the same machine (a mirror's file server beside it).
     if from.host_str().map(str::to_ascii_lowercase) == to.host_str().map(str::to_ascii_lowercase) {
@@ -73,13 +118,7 @@ pub fn check_redirect(from: &Url, to: &Url) -> Result<(), String> {
     if to.scheme() == "https" && known {
         return Ok(());
     }
-    Err(format!(
-        "a redirect from {} to another host; only redirects within the same host, or over https to {} and \
-         GitHub's download hosts ({}), are followed",
-        from.host_str().unwrap_or_default(),
-        GITHUB_RELEASE_HOST,
-        GITHUB_REDIRECT_HOSTS.join(", ")
-    ))
+    Err(HostRule::RedirectHost { from_host: from.host_str().unwrap_or_default().to_string() })
 }
 
 #[cfg(test)]
@@ -91,7 +130,7 @@ mod tests {
         let api = "https://api.github.com";
         assert_eq!(check_asset_url("https://github.com/o/r/releases/download/b1/a.tar.gz", api), Ok(()));
         assert_eq!(check_asset_url("http://127.0.0.1:9/o/r/a.tar.gz", "http://127.0.0.1:9"), Ok(()));
-        let metadata = check_asset_url("http://169.254.169.254/latest/meta-data/", api).unwrap_err();
+        let metadata = check_asset_url("http://169.254.169.254/latest/meta-data/", api).unwrap_err().to_string();
         assert!(metadata.starts_with("is on 169.254.169.254, which is neither https://github.com"), "{metadata}");
         assert!(check_asset_url("http://github.com/o/r/a.tar.gz", api).is_err(), "https only");
         assert!(check_asset_url("http://127.0.0.1:10/a", "http://127.0.0.1:9").is_err(), "another port");
@@ -115,7 +154,7 @@ mod tests {
         assert_eq!(check_redirect(&gh, &u("https://release-assets.githubusercontent.com/x?sig=1")), Ok(()));
         assert_eq!(check_redirect(&u("http://mirror:8080/a"), &u("http://mirror:8080/b")), Ok(()));
         assert_eq!(check_redirect(&u("http://127.0.0.1:8080/a"), &u("http://127.0.0.1:9/b")), Ok(()));
-        let file = check_redirect(&gh, &u("file:///etc/passwd")).unwrap_err();
+        let file = check_redirect(&gh, &u("file:///etc/passwd")).unwrap_err().to_string();
         assert_eq!(file, "a redirect to the scheme `file`; only http and https redirects are followed");
         assert!(check_redirect(&gh, &u("http://169.254.169.254/")).is_err());
         assert!(check_redirect(&gh, &u("http://release-assets.githubusercontent.com/x")).is_err(), "https only");
